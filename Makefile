@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# rtrs: RDMA transport, out-of-tree build.
+#
+#   make [KDIR=<kernel build dir>] [W=1]   build the modules
+#   make check                             build everything, run all tests
+#   make run                               the main job (see README.md)
+#   make clean                             remove what the above made
+#
+# KDIR defaults to the running kernel's build tree when it exists, else to
+# the test kernel in the cache (tests/harness/test-kernel.sh builds it).
+
+RTRS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rtrs
+RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
+KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(RTRS_CACHE)/test-kernel/build)
+
+.PHONY: all modules clean check run kernel
+
+all: modules
+
+modules:
+	@test -f $(KDIR)/Makefile || { echo "no kernel build tree in $(KDIR):" \
+		"set KDIR, or build the test kernel with 'make kernel'" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+kernel:
+	tests/harness/deps.sh
+	tests/harness/test-kernel.sh >/dev/null
+
+check:
+	tests/harness/check.sh
+
+run:
+	tests/harness/run.sh
+
+clean:
+	@if [ -f $(KDIR)/Makefile ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+	rm -rf build results

@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rtrs: RDMA transport, private header.
+ *
+ * The RTRS protocol 2.0 wire format: connection private data, control
+ * messages, IO message headers and the 32-bit immediate data.  Every
+ * multi-byte field is little-endian on the wire; every struct has its size
+ * and field offsets pinned by static_assert, so a layout change is a build
+ * error, not an interop bug.
+ */
+#ifndef RTRS_PRI_H
+#define RTRS_PRI_H
+
+#include <linux/bits.h>
+#include <linux/build_bug.h>
+#include <linux/limits.h>
+#include <linux/log2.h>
+#include <linux/stddef.h>
+#include <linux/types.h>
+#include <linux/uuid.h>
+
+#define RTRS_PROTO_VER_MAJOR	2
+#define RTRS_PROTO_VER_MINOR	0
+#define RTRS_PROTO_VER		((RTRS_PROTO_VER_MAJOR << 8) | RTRS_PROTO_VER_MINOR)
+#define RTRS_MAGIC		0x1BBD
+
+/* Protocol limits. */
+#define RTRS_MAX_PATHS		128	/* paths in one session */
+#define RTRS_MAX_QUEUE_DEPTH	65535	/* queue_depth is an __le16 */
+#define RTRS_MIN_CHUNK_SIZE	8192
+#define RTRS_HB_INTERVAL_MS	5000
+#define RTRS_HB_MISSED_MAX	5
+
+/* Offset of a message's field, for the layout assertions. */
+#define RTRS_WIRE_AT(type, field, off) \
+	static_assert(offsetof(type, field) == (off), #type "." #field)
+#define RTRS_WIRE_SIZE(type, size) \
+	static_assert(sizeof(type) == (size), "sizeof(" #type ")")
+
+/**
+ * enum rtrs_msg_types - type of a control message or IO header
+ * @RTRS_MSG_INFO_REQ: client asks for the server's chunk descriptors
+ * @RTRS_MSG_INFO_RSP: server answers with its chunk descriptors
+ * @RTRS_MSG_WRITE: header of a WRITE request, at the tail of the chunk
+ * @RTRS_MSG_READ: header of a READ request, at the tail of the chunk
+ * @RTRS_MSG_RKEY_RSP: server announces the new rkey of a re-keyed chunk
+ *
+ * Carried in the first __le16 of every message.
+ */
+enum rtrs_msg_types {
+	RTRS_MSG_INFO_REQ	= 0,
+	RTRS_MSG_INFO_RSP	= 1,
+	RTRS_MSG_WRITE		= 2,
+	RTRS_MSG_READ		= 3,
+	RTRS_MSG_RKEY_RSP	= 4,
+};
+
+/**
+ * enum rtrs_msg_flags - flags of a READ header and of the connection response
+ * @RTRS_MSG_NEED_INVAL_F: in a READ header, the client wants its MR
+ *	invalidated by the response (SEND WITH INVALIDATE).
+ * @RTRS_MSG_NEW_RKEY_F: in the connection response, the server re-keys each
+ *	chunk per IO and announces the new rkey with RTRS_MSG_RKEY_RSP
+ *	(always-invalidate).
+ */
+enum rtrs_msg_flags {
+	RTRS_MSG_NEED_INVAL_F	= BIT(0),
+	RTRS_MSG_NEW_RKEY_F	= BIT(1),
+};
+
+/* Bits of rtrs_msg_conn_req.flags. */
+#define RTRS_CONN_REQ_FIRST_CONN	BIT(0)
+
+/**
+ * struct rtrs_sg_desc - a remote buffer
+ * @addr: address the peer may RDMA-write to or read from
+ * @key: rkey of the buffer
+ * @len: length of the buffer in bytes
+ */
+struct rtrs_sg_desc {
+	__le64	addr;
+	__le32	key;
+	__le32	len;
+};
+RTRS_WIRE_SIZE(struct rtrs_sg_desc, 16);
+RTRS_WIRE_AT(struct rtrs_sg_desc, addr, 0);
+RTRS_WIRE_AT(struct rtrs_sg_desc, key, 8);
+RTRS_WIRE_AT(struct rtrs_sg_desc, len, 12);
+
+/**
+ * struct rtrs_msg_conn_req - connection request, client to server
+ * @__cma_version: owned by the RDMA CM (zeroed for AF_IB); send 0
+ * @__ip_version: owned by the RDMA CM; must be 0 on the sender
+ * @magic: %RTRS_MAGIC
+ * @version: %RTRS_PROTO_VER
+ * @cid: index of this connection within its path, below @cid_num
+ * @cid_num: number of connections of the path
+ * @recon_cnt: how often the client has reconnected this path
+ * @sess_uuid: identifies the path
+ * @paths_uuid: identifies the session (all paths of one client session)
+ * @flags: %RTRS_CONN_REQ_FIRST_CONN on the first connection of a new
+ *	session; the other bits are sent as 0 and ignored
+ * @reserved: sent as 0, ignored
+ *
+ * Travels in the private data of the RDMA CM connect request, which carries
+ * at most 56 bytes over RoCE/IB.
+ */
+struct rtrs_msg_conn_req {
+	u8	__cma_version;
+	u8	__ip_version;
+	__le16	magic;
+	__le16	version;
+	__le16	cid;
+	__le16	cid_num;
+	__le16	recon_cnt;
+	uuid_t	sess_uuid;
+	uuid_t	paths_uuid;
+	u8	flags;
+	u8	reserved[11];
+};
+RTRS_WIRE_SIZE(struct rtrs_msg_conn_req, 56);
+RTRS_WIRE_AT(struct rtrs_msg_conn_req, magic, 2);
+RTRS_WIRE_AT(struct rtrs_msg_conn_req, version, 4);
+RTRS_WIRE_AT(struct rtrs_msg_conn_req, cid, 6);
+RTRS_WIRE_AT(struct rtrs_msg_conn_req, cid_num, 8);
+RTRS_WIRE_AT(struct rtrs_msg_conn_req, recon_cnt, 10);
+RTRS_WIRE_AT(struct rtrs_msg_conn_req, sess_uuid, 12);
+RTRS_WIRE_AT(struct rtrs_msg_conn_req, paths_uuid, 28);
+RTRS_WIRE_AT(struct rtrs_msg_conn_req, flags, 44);
+RTRS_WIRE_AT(struct rtrs_msg_conn_req, reserved, 45);
+
+/**
+ * struct rtrs_msg_conn_rsp - connection response, server to client
+ * @magic: %RTRS_MAGIC
+ * @version: %RTRS_PROTO_VER
+ * @errno: 0 on accept; on reject a negative errno, two's complement
+ * @queue_depth: number of chunks, and so of IOs in flight, of the session
+ * @max_io_size: largest data length of one IO
+ * @max_hdr_size: largest user message plus IO header of one IO
+ * @flags: &enum rtrs_msg_flags (%RTRS_MSG_NEW_RKEY_F)
+ * @reserved: sent as 0, ignored
+ *
+ * Travels in the private data of the RDMA CM accept or reject.
+ */
+struct rtrs_msg_conn_rsp {
+	__le16	magic;
+	__le16	version;
+	__le16	errno;
+	__le16	queue_depth;
+	__le32	max_io_size;
+	__le32	max_hdr_size;
+	__le32	flags;
+	u8	reserved[36];
+};
+RTRS_WIRE_SIZE(struct rtrs_msg_conn_rsp, 56);
+RTRS_WIRE_AT(struct rtrs_msg_conn_rsp, version, 2);
+RTRS_WIRE_AT(struct rtrs_msg_conn_rsp, errno, 4);
+RTRS_WIRE_AT(struct rtrs_msg_conn_rsp, queue_depth, 6);
+RTRS_WIRE_AT(struct rtrs_msg_conn_rsp, max_io_size, 8);
+RTRS_WIRE_AT(struct rtrs_msg_conn_rsp, max_hdr_size, 12);
+RTRS_WIRE_AT(struct rtrs_msg_conn_rsp, flags, 16);
+RTRS_WIRE_AT(struct rtrs_msg_conn_rsp, reserved, 20);
+
+/**
+ * struct rtrs_msg_info_req - path information, client to server
+ * @type: %RTRS_MSG_INFO_REQ
+ * @pathname: the client's name for this path; NUL-terminated within the array
+ * @reserved: sent as 0, ignored
+ *
+ * Sent once on the admin connection (cid 0) after every connection of the
+ * path is established.
+ */
+struct rtrs_msg_info_req {
+	__le16	type;
+	u8	pathname[NAME_MAX];
+	u8	reserved[15];
+};
+RTRS_WIRE_SIZE(struct rtrs_msg_info_req, 272);
+RTRS_WIRE_AT(struct rtrs_msg_info_req, pathname, 2);
+RTRS_WIRE_AT(struct rtrs_msg_info_req, reserved, 257);
+
+/**
+ * struct rtrs_msg_info_rsp - the server's chunks, server to client
+ * @type: %RTRS_MSG_INFO_RSP
+ * @sg_cnt: number of entries in @desc
+ * @reserved: sent as 0, ignored
+ * @desc: memory regions holding the chunks, in chunk order; each is a
+ *	whole multiple of the chunk size
+ */
+struct rtrs_msg_info_rsp {
+	__le16	type;
+	__le16	sg_cnt;
+	u8	reserved[4];
+	struct rtrs_sg_desc desc[];
+};
+RTRS_WIRE_SIZE(struct rtrs_msg_info_rsp, 8);
+RTRS_WIRE_AT(struct rtrs_msg_info_rsp, sg_cnt, 2);
+RTRS_WIRE_AT(struct rtrs_msg_info_rsp, desc, 8);
+
+/**
+ * struct rtrs_msg_rkey_rsp - new rkey of a chunk, server to client
+ * @type: %RTRS_MSG_RKEY_RSP
+ * @buf_id: chunk (message) id
+ * @rkey: rkey the client must use for that chunk from now on
+ */
+struct rtrs_msg_rkey_rsp {
+	__le16	type;
+	__le16	buf_id;
+	__le32	rkey;
+};
+RTRS_WIRE_SIZE(struct rtrs_msg_rkey_rsp, 8);
+RTRS_WIRE_AT(struct rtrs_msg_rkey_rsp, buf_id, 2);
+RTRS_WIRE_AT(struct rtrs_msg_rkey_rsp, rkey, 4);
+
+/**
+ * struct rtrs_msg_rdma_read - header of a READ request
+ * @type: %RTRS_MSG_READ
+ * @usr_len: length of the user message that precedes this header
+ * @flags: &enum rtrs_msg_flags (%RTRS_MSG_NEED_INVAL_F)
+ * @sg_cnt: number of entries in @desc (0 or 1 in protocol 2.0)
+ * @desc: where the server writes the data
+ *
+ * Written by the client at offset @usr_len of its chunk, right after the
+ * user message; so it need not be naturally aligned.
+ */
+struct rtrs_msg_rdma_read {
+	__le16	type;
+	__le16	usr_len;
+	__le16	flags;
+	__le16	sg_cnt;
+	struct rtrs_sg_desc desc[];
+};
+RTRS_WIRE_SIZE(struct rtrs_msg_rdma_read, 8);
+RTRS_WIRE_AT(struct rtrs_msg_rdma_read, usr_len, 2);
+RTRS_WIRE_AT(struct rtrs_msg_rdma_read, flags, 4);
+RTRS_WIRE_AT(struct rtrs_msg_rdma_read, sg_cnt, 6);
+RTRS_WIRE_AT(struct rtrs_msg_rdma_read, desc, 8);
+
+/**
+ * struct rtrs_msg_rdma_write - header of a WRITE request
+ * @type: %RTRS_MSG_WRITE
+ * @usr_len: length of the user message that precedes this header
+ *
+ * The chunk holds data, then user message, then this header.
+ */
+struct rtrs_msg_rdma_write {
+	__le16	type;
+	__le16	usr_len;
+};
+RTRS_WIRE_SIZE(struct rtrs_msg_rdma_write, 4);
+RTRS_WIRE_AT(struct rtrs_msg_rdma_write, usr_len, 2);
+
+/**
+ * struct rtrs_msg_rdma_hdr - what READ and WRITE headers have in common
+ * @type: %RTRS_MSG_WRITE or %RTRS_MSG_READ
+ */
+struct rtrs_msg_rdma_hdr {
+	__le16	type;
+};
+RTRS_WIRE_SIZE(struct rtrs_msg_rdma_hdr, 2);
+
+/*
+ * Immediate data: the top 4 bits are the type, the low 28 the payload.
+ *
+ * RTRS_IO_REQ_IMM (client to server): the payload is the offset of the IO
+ * header in the server's chunk area: chunk id in the high bits, offset
+ * within the chunk in the low rtrs_imm_off_bits(queue_depth) bits.
+ *
+ * RTRS_IO_RSP_IMM, RTRS_IO_RSP_W_INV_IMM (server to client): errno
+ * magnitude in bits 27..19, message (chunk) id in bits 18..0.  The W_INV form
+ * says the response is a SEND WITH INVALIDATE of the client's MR.
+ *
+ * RTRS_HB_MSG_IMM, RTRS_HB_ACK_IMM: heartbeat and its answer, no payload.
+ */
+enum rtrs_imm_type {
+	RTRS_IO_REQ_IMM		= 0,
+	RTRS_IO_RSP_IMM		= 1,
+	RTRS_IO_RSP_W_INV_IMM	= 2,
+	RTRS_HB_MSG_IMM		= 8,
+	RTRS_HB_ACK_IMM		= 9,
+};
+
+#define RTRS_IMM_TYPE_BITS	4
+#define RTRS_IMM_PAYLOAD_BITS	28
+#define RTRS_IMM_PAYLOAD_MASK	GENMASK(RTRS_IMM_PAYLOAD_BITS - 1, 0)
+#define RTRS_IMM_MSG_ID_BITS	19
+#define RTRS_IMM_MSG_ID_MASK	GENMASK(RTRS_IMM_MSG_ID_BITS - 1, 0)
+#define RTRS_IMM_ERRNO_BITS	9
+#define RTRS_IMM_ERRNO_MAX	((1 << RTRS_IMM_ERRNO_BITS) - 1)
+static_assert(RTRS_IMM_TYPE_BITS + RTRS_IMM_PAYLOAD_BITS == 32);
+static_assert(RTRS_IMM_MSG_ID_BITS + RTRS_IMM_ERRNO_BITS ==
+	      RTRS_IMM_PAYLOAD_BITS);
+
+static inline u32 rtrs_imm(u32 type, u32 payload)
+{
+	return type << RTRS_IMM_PAYLOAD_BITS | (payload & RTRS_IMM_PAYLOAD_MASK);
+}
+
+static inline u32 rtrs_imm_type(u32 imm)
+{
+	return imm >> RTRS_IMM_PAYLOAD_BITS;
+}
+
+static inline u32 rtrs_imm_payload(u32 imm)
+{
+	return imm & RTRS_IMM_PAYLOAD_MASK;
+}
+
+/**
+ * rtrs_imm_off_bits() - payload bits that address a byte within a chunk
+ * @queue_depth: number of chunks of the session, at least 1
+ *
+ * The chunk id takes the bits needed to number @queue_depth chunks; the
+ * rest of the 28-bit payload is the offset within the chunk.
+ *
+ * Return: number of offset bits.
+ */
+static inline unsigned int rtrs_imm_off_bits(u32 queue_depth)
+{
+	return RTRS_IMM_PAYLOAD_BITS - order_base_2(queue_depth);
+}
+
+/**
+ * rtrs_io_req_imm() - immediate data of an IO request
+ * @chunk_id: chunk the request was written to
+ * @off: offset of the IO header within that chunk
+ * @off_bits: rtrs_imm_off_bits() of the session
+ *
+ * Return: the immediate data, in CPU order.
+ */
+static inline u32 rtrs_io_req_imm(u32 chunk_id, u32 off, unsigned int off_bits)
+{
+	return rtrs_imm(RTRS_IO_REQ_IMM, chunk_id << off_bits | off);
+}
+
+/**
+ * rtrs_io_req_decode() - split the payload of an IO request
+ * @payload: rtrs_imm_payload() of the immediate
+ * @off_bits: rtrs_imm_off_bits() of the session
+ * @chunk_id: chunk id, not yet checked against the queue depth
+ * @off: header offset, not yet checked against the chunk size
+ */
+static inline void rtrs_io_req_decode(u32 payload, unsigned int off_bits,
+				      u32 *chunk_id, u32 *off)
+{
+	*chunk_id = payload >> off_bits;
+	*off = payload & (BIT(off_bits) - 1);
+}
+
+/**
+ * rtrs_io_rsp_imm() - immediate data of an IO response
+ * @msg_id: id of the request answered (its chunk id)
+ * @errno: 0 or a negative errno; magnitudes above 511 are sent as -EIO
+ * @w_inv: the response also invalidates the client's MR
+ *
+ * Return: the immediate data, in CPU order.
+ */
+static inline u32 rtrs_io_rsp_imm(u32 msg_id, int errno, bool w_inv)
+{
+	u32 err = errno < 0 ? -errno : errno;
+
+	if (err > RTRS_IMM_ERRNO_MAX)
+		err = EIO;
+	return rtrs_imm(w_inv ? RTRS_IO_RSP_W_INV_IMM : RTRS_IO_RSP_IMM,
+			err << RTRS_IMM_MSG_ID_BITS |
+			(msg_id & RTRS_IMM_MSG_ID_MASK));
+}
+
+/**
+ * rtrs_io_rsp_decode() - split the payload of an IO response
+ * @payload: rtrs_imm_payload() of the immediate
+ * @msg_id: id of the request answered, not yet checked
+ * @errno: 0 or a negative errno
+ */
+static inline void rtrs_io_rsp_decode(u32 payload, u32 *msg_id, int *errno)
+{
+	*msg_id = payload & RTRS_IMM_MSG_ID_MASK;
+	*errno = -(int)(payload >> RTRS_IMM_MSG_ID_BITS);
+}
+
+#endif /* RTRS_PRI_H */

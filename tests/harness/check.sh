@@ -1,0 +1,190 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# make check: install what is missing, build the test kernel if the cache
+# lacks it, build the modules against the test kernel and against Debian's
+# stock headers, boot the test guests, and count every result.  The last
+# line is "N passed, N failed"; the exit status is non-zero on any failure
+# or when nothing ran.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+t0=$(date +%s)
+H=$RTRS_TOP/tests/harness
+E=$RTRS_TOP/tests/e2e
+ALL=$RTRS_RESULTS/checks
+
+rm -rf "$RTRS_RESULTS"
+mkdir -p "$RTRS_RESULTS"
+: >"$ALL"
+
+record() {
+	local verdict=$1 name=$2 why=${3:-}
+	echo "$verdict $name${why:+: $why}" >>"$ALL"
+	[ "$verdict" = PASS ] || rtrs_log "FAIL $name${why:+: $why}"
+}
+
+# A step that cannot fail partway: setup.  Its failure ends the run.
+setup() {
+	local what=$1
+	shift
+	if ! "$@" >"$RTRS_RESULTS/setup-$what.out" 2>"$RTRS_RESULTS/setup-$what.log"; then
+		record FAIL "setup/$what" "see $RTRS_RESULTS/setup-$what.log"
+		finish
+	fi
+}
+
+finish() {
+	local pass fail
+	pass=$(grep -c '^PASS' "$ALL")
+	fail=$(grep -c '^FAIL' "$ALL")
+	echo
+	grep '^FAIL' "$ALL"
+	echo "results: $RTRS_RESULTS (checks, per-scenario console logs)"
+	echo "took $(( $(date +%s) - t0 )) s"
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
+	exit
+}
+
+# ---- set-up ----------------------------------------------------------
+
+rtrs_log "installing what is missing"
+setup deps "$H/deps.sh"
+rtrs_log "test kernel (cached after the first build; that one takes about 40 minutes)"
+setup test-kernel "$H/test-kernel.sh"
+KDIR_TEST=$(cat "$RTRS_RESULTS/setup-test-kernel.out")
+rtrs_log "stock kernel"
+setup stock-kernel "$H/stock-kernel.sh"
+read -r _ STOCK_DIR <"$RTRS_RESULTS/setup-stock-kernel.out"
+KDIR_STOCK=$(cat "$STOCK_DIR/KDIR")
+
+# ---- build -------------------------------------------------------------
+
+# The sources, as a list of files: git's when this is a checkout.
+source_files() {
+	if git -C "$RTRS_TOP" rev-parse --git-dir >/dev/null 2>&1; then
+		git -C "$RTRS_TOP" ls-files --cached --others --exclude-standard
+	else
+		(cd "$RTRS_TOP" && find . -path ./build -prune -o -path ./results -prune \
+			-o -type f -print)
+	fi
+}
+
+copy_sources() {
+	rm -rf "$1"
+	mkdir -p "$1"
+	source_files | (cd "$RTRS_TOP" && rsync -a --files-from=- . "$1")
+}
+
+# build NAME KDIR: W=1 build in build/NAME; any compiler warning fails it.
+build() {
+	local name=$1 kdir=$2 dir=$RTRS_TOP/build/$1 log=$RTRS_RESULTS/build-$1.log
+	local ko missing=
+
+	copy_sources "$dir"
+	if ! make -C "$dir" KDIR="$kdir" W=1 -j"$RTRS_JOBS" >"$log" 2>&1; then
+		record FAIL "build/$name" "make failed, see $log"
+		return
+	fi
+	if grep -q -i 'warning:' "$log"; then
+		record FAIL "build/$name" "$(grep -i -m1 'warning:' "$log")"
+		return
+	fi
+	for ko in rtrs-core rtrs-client rtrs-server; do
+		[ -f "$dir/$ko.ko" ] || missing+=" $ko.ko"
+	done
+	if [ -n "$missing" ]; then
+		record FAIL "build/$name" "not built:$missing"
+	else
+		record PASS "build/$name"
+	fi
+}
+
+# make clean must leave a tree exactly as it was before the build.
+clean_tree() {
+	local dir=$RTRS_TOP/build/clean before after
+
+	copy_sources "$dir"
+	before=$(cd "$dir" && find . | sort)
+	make -C "$dir" KDIR="$KDIR_TEST" >/dev/null 2>&1 &&
+		make -C "$dir" KDIR="$KDIR_TEST" clean >/dev/null 2>&1
+	after=$(cd "$dir" && find . | sort)
+	if [ "$before" = "$after" ]; then
+		record PASS "build/make clean restores the tree"
+	else
+		record FAIL "build/make clean restores the tree" \
+			"left: $(comm -13 <(echo "$before") <(echo "$after") | head -3 | xargs)"
+	fi
+	rm -rf "$dir"
+}
+
+rtrs_log "building against the test kernel and the stock headers (W=1)"
+build test "$KDIR_TEST"
+build stock "$KDIR_STOCK"
+clean_tree
+
+# ---- guests ------------------------------------------------------------
+
+guest() {
+	"$H/guest.sh" "$@" || true
+}
+
+free_port() {
+	local p
+	for p in $(shuf -i 20000-29999 -n 50); do
+		ss -Htln "sport = :$p" | grep -q . || { echo "$p"; return; }
+	done
+	echo 23456
+}
+
+# guest_pair NAME SCRIPT: a server and a client guest, joined by a socket
+# netdev on 127.0.0.1; the script sees RTRS_ROLE=server or client.
+guest_pair() {
+	local name=$1 script=$2 port spid
+	port=$(free_port)
+	guest --name "$name-server" --kernel test --script "$script" \
+		--net "listen:$port" --mac 1 --env RTRS_ROLE=server &
+	spid=$!
+	sleep 2
+	guest --name "$name-client" --kernel test --script "$script" \
+		--net "connect:$port" --mac 2 --env RTRS_ROLE=client
+	wait "$spid"
+}
+
+rtrs_log "guests"
+guest --name kunit --kernel test --script "$E/kunit.sh"
+guest --name rxe-pair --kernel test --script "$E/rxe-pair.sh"
+guest_pair two-guests "$E/two-guests.sh"
+guest --name stock --kernel stock --script "$E/stock.sh" --mem 1024
+
+# ---- results -----------------------------------------------------------
+
+# One result per KUnit case: the indented "ok"/"not ok" lines of a suite.
+ktap_cases() {
+	local suite=$1 file=$2
+	awk -v suite="$suite" '
+		/^    (not )?ok [0-9]+ / {
+			line = $0
+			sub(/^    /, "", line)
+			verdict = (line ~ /^not ok/) ? "FAIL" : "PASS"
+			sub(/^(not )?ok [0-9]+ (- )?/, "", line)
+			if (line ~ /# SKIP/)
+				next
+			print verdict " kunit/" suite "/" line
+			n++
+		}
+		END { if (!n) print "FAIL kunit/" suite ": no test case ran" }
+	' "$file"
+}
+
+for dir in "$RTRS_RESULTS"/*/; do
+	[ -f "$dir/host-checks" ] || continue
+	cat "$dir/host-checks" >>"$ALL"
+	[ -f "$dir/checks" ] && cat "$dir/checks" >>"$ALL"
+	for k in "$dir"/kunit/*.ktap; do
+		[ -f "$k" ] && ktap_cases "$(basename "$k" .ktap)" "$k" >>"$ALL"
+	done
+done
+
+finish

@@ -1,0 +1,64 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Helpers for scenario scripts that run inside a test guest.  Sourced by
+# guest-init.sh before the scenario.  Each check appends one line to
+# /run/results/checks: "PASS <scenario>/<check>" or
+# "FAIL <scenario>/<check>: <why>".
+
+RESULTS=/run/results
+
+pass() {
+	echo "PASS $RTRS_NAME/$1" >>$RESULTS/checks
+	echo "ok: $1"
+}
+
+fail() {
+	echo "FAIL $RTRS_NAME/$1: $2" >>$RESULTS/checks
+	echo "not ok: $1: $2"
+}
+
+# check NAME CMD...: pass when CMD succeeds; else fail with its last line.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		pass "$name"
+	else
+		fail "$name" "$(tail -n 1 <<<"$out")"
+	fi
+}
+
+# The directory the modules under test were built in, for this kernel.
+rtrs_build_dir() {
+	echo "$RTRS_TOP/build/$RTRS_KERNEL"
+}
+
+# kunit_run MODULE.ko...: load KUnit test modules, keep each suite's KTAP.
+kunit_run() {
+	local ko suite
+	for ko in "$@"; do
+		insmod "$ko" || fail "load $(basename "$ko")" "insmod failed"
+	done
+	for suite in /sys/kernel/debug/kunit/*/; do
+		suite=$(basename "$suite")
+		cp "/sys/kernel/debug/kunit/$suite/results" "$RESULTS/kunit/$suite.ktap"
+	done
+	for ko in "$@"; do
+		rmmod "$(basename "$ko" .ko)" ||
+			fail "unload $(basename "$ko")" "rmmod failed"
+	done
+}
+
+# rxe_add RXE NETDEV: put a soft-RoCE device on NETDEV and wait until its
+# port is ACTIVE.
+rxe_add() {
+	local i
+	modprobe rdma_rxe || return 1
+	rdma link add "$1" type rxe netdev "$2" || return 1
+	for i in $(seq 50); do
+		rdma link show "$1/1" 2>/dev/null | grep -q 'state ACTIVE' && return 0
+		sleep 0.2
+	done
+	echo "rxe_add: $1 on $2 never became ACTIVE" >&2
+	return 1
+}

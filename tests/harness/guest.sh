@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Boot one test guest under QEMU (TCG), run a scenario script in it, and
+# judge the run.
+#
+#   guest.sh --name NAME --kernel test|stock --script FILE
+#            [--timeout SEC] [--mem MB] [--smp N]
+#            [--net none|listen:PORT|connect:PORT] [--mac N] [--env K=V]...
+#
+# The guest's root is this machine's / read-only over 9p; it writes only to
+# tmpfs and to $RTRS_RESULTS/NAME, which it sees as /run/results.  No
+# network reaches the host: either no NIC at all, or a QEMU socket netdev on
+# 127.0.0.1 that joins exactly two guests.
+#
+# Leaves in $RTRS_RESULTS/NAME: console.log, checks (PASS/FAIL lines of the
+# scenario), kunit/*.ktap, and host-checks (this script's verdict on the
+# boot and on the kernel log).  Exits non-zero when any of them failed.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+name= kernel=test script= timeout=900 mem=2048 smp=2 net=none mac=1
+envs=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--name) name=$2; shift 2 ;;
+	--kernel) kernel=$2; shift 2 ;;
+	--script) script=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	--net) net=$2; shift 2 ;;
+	--mac) mac=$2; shift 2 ;;
+	--env) envs+=("$2"); shift 2 ;;
+	*) rtrs_die "guest.sh: unknown argument '$1'" ;;
+	esac
+done
+[ -n "$name" ] && [ -n "$script" ] || rtrs_die "guest.sh: --name and --script are required"
+script=$(realpath "$script")
+
+out=$RTRS_RESULTS/$name
+rm -rf "$out"
+mkdir -p "$out/kunit"
+
+append="console=ttyS0,115200 root=root rootfstype=9p ro"
+append+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose"
+append+=" panic=-1 oops=panic mitigations=off net.ifnames=0"
+# ACPI's _PRT method runs into the AML loop timeout (30 s a device) under
+# TCG with KASAN; the PIRQ table routes PCI interrupts just as well.
+append+=" acpi=noirq"
+append+=" rcupdate.rcu_cpu_stall_timeout=60 no_hash_pointers ${RTRS_APPEND:-}"
+guest_init=$RTRS_TOP/tests/harness/guest-init.sh
+case "$kernel" in
+test)
+	kbuild=$RTRS_CACHE/test-kernel/build
+	[ -f "$RTRS_CACHE/test-kernel/stamp" ] || rtrs_die "no test kernel; run tests/harness/test-kernel.sh"
+	kimage=$kbuild/arch/x86/boot/bzImage
+	moddir=$RTRS_CACHE/test-kernel/mods/lib/modules
+	initrd=()
+	append+=" init=$guest_init"
+	;;
+stock)
+	read -r sver sdir < <("$RTRS_TOP/tests/harness/stock-kernel.sh")
+	kimage=$sdir/root/boot/vmlinuz-$sver
+	moddir=$sdir/root/lib/modules
+	initrd=(-initrd "$sdir/initrd.img")
+	append+=" RTRS_INIT=$guest_init"
+	;;
+*) rtrs_die "guest.sh: unknown kernel '$kernel'" ;;
+esac
+append+=" RTRS_TOP=$RTRS_TOP RTRS_NAME=$name RTRS_SCRIPT=$script"
+append+=" RTRS_MODDIR=$moddir RTRS_KERNEL=$kernel"
+for e in "${envs[@]}"; do
+	append+=" $e"
+done
+
+case "$net" in
+none) netargs=(-nic none) ;;
+listen:*|connect:*)
+	netargs=(-netdev "socket,id=n0,${net%%:*}=127.0.0.1:${net#*:}"
+		 -device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:0$mac")
+	;;
+*) rtrs_die "guest.sh: bad --net '$net'" ;;
+esac
+
+rtrs_log "guest $name: booting $kernel kernel (timeout ${timeout}s)"
+start=$(date +%s)
+rc=0
+timeout -k 10 "$timeout" qemu-system-x86_64 \
+	-accel tcg,thread=multi -cpu max -m "$mem" -smp "$smp" \
+	-nodefaults -no-user-config -display none -no-reboot \
+	-serial "file:$out/console.log" -monitor none \
+	-kernel "$kimage" "${initrd[@]}" -append "$append" \
+	-virtfs "local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap" \
+	-virtfs "local,path=$out,mount_tag=results,security_model=none" \
+	"${netargs[@]}" </dev/null >"$out/qemu.log" 2>&1 || rc=$?
+secs=$(( $(date +%s) - start ))
+
+verdict() {
+	echo "$1 $name/$2" >>"$out/host-checks"
+}
+
+# The boot: did the guest run its script and power off by itself?
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	verdict FAIL "guest completed: hung, killed after ${timeout}s (see $out/console.log)"
+elif ! grep -q '^rtrs-guest: done' "$out/console.log" 2>/dev/null; then
+	verdict FAIL "guest completed: died before the end (qemu rc $rc; see $out/console.log)"
+else
+	verdict PASS "guest completed"
+fi
+
+# The kernel log: any report of a kernel bug fails the run.
+problems=$("$RTRS_TOP/tests/harness/log-problems.sh" "$out/console.log" || true)
+if [ -n "$problems" ]; then
+	verdict FAIL "kernel log clean: $(head -1 <<<"$problems")"
+else
+	verdict PASS "kernel log clean"
+fi
+
+rtrs_log "guest $name: finished in ${secs}s"
+! grep -q '^FAIL' "$out/host-checks" "$out/checks" 2>/dev/null

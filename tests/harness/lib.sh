@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared settings of the rtrs test harness.  Sourced, not run.
+
+RTRS_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+RTRS_CACHE=${RTRS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rtrs}
+RTRS_RESULTS=${RTRS_RESULTS:-$RTRS_TOP/results}
+RTRS_JOBS=${RTRS_JOBS:-$(nproc)}
+
+# The Linux 6.1 source package everything is built from.
+rtrs_src_version() {
+	dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null
+}
+
+# Unpacked source tree of linux-source-6.1, extracted once into the cache.
+rtrs_src_tree() {
+	local ver dir
+	ver=$(rtrs_src_version)
+	[ -n "$ver" ] || { echo "linux-source-6.1 is not installed" >&2; return 1; }
+	dir=$RTRS_CACHE/src/linux-source-6.1-$ver
+	if [ ! -f "$dir/.rtrs-extracted" ]; then
+		rm -rf "$dir" "$dir.tmp"
+		mkdir -p "$dir.tmp"
+		tar -C "$dir.tmp" -xf /usr/src/linux-source-6.1.tar.xz >&2
+		mv "$dir.tmp/linux-source-6.1" "$dir"
+		rmdir "$dir.tmp"
+		touch "$dir/.rtrs-extracted"
+	fi
+	echo "$dir"
+}
+
+rtrs_log() {
+	printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2
+}
+
+rtrs_die() {
+	rtrs_log "error: $*"
+	exit 1
+}
