@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rtrs: RDMA transport, public API.
+ *
+ * What in-kernel users (rnbd first) build against.  Source-compatible with
+ * the public RTRS header of Linux 6.1: same names, argument types, enums
+ * and struct members, so a user written for mainline RTRS builds
+ * unmodified.
+ *
+ * The client side (rtrs-client.ko) opens a session to a server over one or
+ * more paths and sends READ and WRITE requests, each carrying a small user
+ * message; the server side (rtrs-server.ko) hands every request to its user
+ * through struct rtrs_srv_ops and sends back the user's answer.  rtrs-core.ko
+ * holds the address helpers that both sides and their users share.
+ *
+ * The session, permit, server context and server operation types are opaque
+ * to users: they only ever hold pointers to them.
+ */
+#ifndef RTRS_H
+#define RTRS_H
+
+#include <linux/scatterlist.h>
+#include <linux/socket.h>
+#include <linux/types.h>
+#include <linux/uio.h>
+
+struct rtrs_permit;
+struct rtrs_clt_sess;
+struct rtrs_srv_ctx;
+struct rtrs_srv_sess;
+struct rtrs_srv_op;
+
+/* Client side. */
+
+/**
+ * enum rtrs_clt_link_ev - connectivity change of a client session
+ * @RTRS_CLT_LINK_EV_RECONNECTED: a path came up while no other path of the
+ *	session was up, so the session can carry requests again.  Not sent
+ *	for the connections rtrs_clt_open() establishes.
+ * @RTRS_CLT_LINK_EV_DISCONNECTED: the last connected path of the session
+ *	went down; until a reconnect succeeds, rtrs_clt_request() fails with
+ *	-ECONNABORTED.
+ *
+ * Delivered through &rtrs_clt_ops.link_ev.
+ */
+enum rtrs_clt_link_ev {
+	RTRS_CLT_LINK_EV_RECONNECTED,
+	RTRS_CLT_LINK_EV_DISCONNECTED,
+};
+
+/**
+ * struct rtrs_addr - the two ends of one path
+ * @src: local address to bind to, or NULL to let the RDMA CM pick one by
+ *	routing.  rtrs_addr_to_sockaddr() sets it to NULL when its string
+ *	names no source.
+ * @dst: address of the server; never NULL.
+ *
+ * Both point to storage owned by the caller.  The address family (AF_INET,
+ * AF_INET6 or AF_IB) of @src, when given, should match that of @dst.
+ */
+struct rtrs_addr {
+	struct sockaddr_storage *src;
+	struct sockaddr_storage *dst;
+};
+
+/**
+ * struct rtrs_clt_ops - callbacks of a client session's user
+ * @priv: opaque pointer of the user, passed back to @link_ev.
+ * @link_ev: called with @priv and the event when the session loses its last
+ *	connected path or regains a first one (see enum rtrs_clt_link_ev).
+ *	Called from process context (a workqueue) with a per-session mutex
+ *	held that serialises the events; it may sleep but must not call
+ *	rtrs_clt_close() on this session.
+ *
+ * rtrs_clt_open() copies both members; the struct itself need not outlive
+ * that call.
+ */
+struct rtrs_clt_ops {
+	void	*priv;
+	void	(*link_ev)(void *priv, enum rtrs_clt_link_ev ev);
+};
+
+/**
+ * rtrs_clt_open() - open a client session to an RTRS server
+ * @ops: the user's link event callback and private pointer; copied.
+ * @pathname: NUL-terminated session name, shorter than NAME_MAX; the
+ *	server finds the session by it.  It names a sysfs directory, so it
+ *	must contain neither '/' nor '.'.
+ * @paths: @path_cnt source/destination pairs, one per path; copied.  Each
+ *	destination already carries the server port (or IB service ID), as
+ *	rtrs_addr_to_sockaddr() puts it there.
+ * @path_cnt: number of entries in @paths, 1 to 128.
+ * @port: the server port (or IB service ID) used for paths added later
+ *	through sysfs.
+ * @pdu_sz: bytes of user data to allocate with every permit.  This API
+ *	offers no accessor for that area; users pass 0.
+ * @reconnect_delay_sec: seconds to wait before trying to reconnect a path
+ *	that failed (a small random delay is added on top).
+ * @max_reconnect_attempts: reconnect attempts per path before the path is
+ *	given up and closed; 0 disables reconnecting, -1 retries forever.
+ * @nr_poll_queues: number of IO connections per path, on top of one per
+ *	possible CPU, whose completion queues are not interrupt driven but
+ *	polled by the user with rtrs_clt_rdma_cq_direct().
+ *
+ * Establishes all paths before it returns; a path that cannot be
+ * established fails the whole call.  After a successful return the session
+ * is connected, rtrs_clt_query() tells its limits, and permits can be taken.
+ *
+ * Context: process context; sleeps, for seconds when a peer is slow.
+ * Return: the session, or an ERR_PTR(): -EINVAL for a bad @pathname or
+ * @path_cnt, -ENOMEM, or the error of the path that could not be
+ * established.
+ */
+struct rtrs_clt_sess *rtrs_clt_open(struct rtrs_clt_ops *ops,
+				    const char *pathname,
+				    const struct rtrs_addr *paths,
+				    size_t path_cnt, u16 port,
+				    size_t pdu_sz, u8 reconnect_delay_sec,
+				    s16 max_reconnect_attempts,
+				    u32 nr_poll_queues);
+
+/**
+ * rtrs_clt_close() - close a client session and free it
+ * @clt: session returned by rtrs_clt_open().
+ *
+ * Disconnects every path, which completes any request still in flight
+ * with an error through its &rtrs_clt_req_ops.conf_fn, then waits until
+ * every permit has been put back and frees the session.  The user must
+ * therefore put all its permits, without waiting for this call to return.
+ * No callback of the session runs after this returns.
+ *
+ * Context: process context; sleeps.
+ */
+void rtrs_clt_close(struct rtrs_clt_sess *clt);
+
+/**
+ * enum wait_type - whether rtrs_clt_get_permit() may sleep
+ * @RTRS_PERMIT_NOWAIT: return NULL at once when no permit is free.
+ * @RTRS_PERMIT_WAIT: sleep (uninterruptibly) until a permit is put back.
+ */
+enum wait_type {
+	RTRS_PERMIT_NOWAIT = 0,
+	RTRS_PERMIT_WAIT   = 1
+};
+
+/**
+ * enum rtrs_clt_con_type - which connection of a path a permit's request
+ *	takes
+ * @RTRS_ADMIN_CON: the first connection of the path, kept for the user's
+ *	control messages so they never queue behind IO.
+ * @RTRS_IO_CON: an IO connection, chosen by the CPU the permit was taken on.
+ */
+enum rtrs_clt_con_type {
+	RTRS_ADMIN_CON,
+	RTRS_IO_CON
+};
+
+/**
+ * rtrs_clt_get_permit() - take a permit for one request
+ * @clt: the session.
+ * @con_type: connection the request will use.
+ * @wait: what to do when all permits are taken.
+ *
+ * A permit stands for one server chunk: a session has as many permits as
+ * the server's queue depth (&rtrs_attrs.queue_depth), and every request in
+ * flight holds one.  Taking it up front is how the user feels back
+ * pressure before building a request.
+ *
+ * Context: any context with %RTRS_PERMIT_NOWAIT; process context, may
+ * sleep, with %RTRS_PERMIT_WAIT.
+ * Return: the permit, or NULL when none is free and @wait is
+ * %RTRS_PERMIT_NOWAIT.  Never NULL with %RTRS_PERMIT_WAIT.
+ */
+struct rtrs_permit *rtrs_clt_get_permit(struct rtrs_clt_sess *clt,
+					enum rtrs_clt_con_type con_type,
+					enum wait_type wait);
+
+/**
+ * rtrs_clt_put_permit() - give a permit back
+ * @clt: the session the permit was taken from.
+ * @permit: permit from rtrs_clt_get_permit() on @clt.
+ *
+ * Wakes one sleeper in rtrs_clt_get_permit(), if any.  The permit must not
+ * be in use by a request: put it after its &rtrs_clt_req_ops.conf_fn ran,
+ * or after rtrs_clt_request() failed.
+ *
+ * Context: any context.
+ */
+void rtrs_clt_put_permit(struct rtrs_clt_sess *clt,
+			 struct rtrs_permit *permit);
+
+/**
+ * struct rtrs_clt_req_ops - completion callback of one request
+ * @priv: opaque pointer of the user, passed back to @conf_fn.
+ * @conf_fn: called exactly once for every rtrs_clt_request() that returned
+ *	0, with @priv and the result: 0, or a negative errno (the one the
+ *	server user gave rtrs_srv_resp_rdma(), or a transport error when the
+ *	path failed).  For a READ, the data is in the scatterlist when it
+ *	reports 0.  It may run before rtrs_clt_request() returns, in softirq
+ *	context (completion of an interrupt-driven connection) or in process
+ *	context (rtrs_clt_rdma_cq_direct(), or a path failing its requests);
+ *	it must not sleep.
+ *
+ * rtrs_clt_request() copies both members.
+ */
+struct rtrs_clt_req_ops {
+	void	*priv;
+	void	(*conf_fn)(void *priv, int err);
+};
+
+/**
+ * rtrs_clt_request() - send a READ or WRITE request to the server
+ * @dir: READ: the server sends data into @sg; WRITE: the data in @sg goes
+ *	to the server.
+ * @ops: completion callback and its private pointer; copied.
+ * @clt: the session.
+ * @permit: a permit of @clt that no other request uses.
+ * @vec: user message, delivered to the server user as &rtrs_srv_ops.rdma_ev
+ *	@usr; copied, so it may live on the stack.
+ * @nr: number of entries in @vec.
+ * @len: bytes of data to transfer, at most &rtrs_attrs.max_io_size.
+ * @sg: the data buffer, DMA-mappable; for a READ it receives the data.
+ * @sg_cnt: number of entries in @sg, at most &rtrs_attrs.max_segments.
+ *
+ * Posts the request on a connected path picked by the session's multipath
+ * policy, trying the next path when posting fails.
+ *
+ * Context: any context; does not sleep.
+ * Return: 0 when the request is on its way and @ops->conf_fn will be
+ * called; otherwise a negative errno and @ops->conf_fn will not be called:
+ * -EMSGSIZE when the user message and the request header do not fit in the
+ * server's header room, -ECONNABORTED when no path is connected, or the
+ * error of the last path that failed to post it.
+ */
+int rtrs_clt_request(int dir, struct rtrs_clt_req_ops *ops,
+		     struct rtrs_clt_sess *clt, struct rtrs_permit *permit,
+		     const struct kvec *vec, size_t nr, size_t len,
+		     struct scatterlist *sg, unsigned int sg_cnt);
+
+/**
+ * rtrs_clt_rdma_cq_direct() - poll the completions of one IO connection
+ * @clt: the session.
+ * @index: zero-based IO connection index, as blk-mq numbers its hardware
+ *	queues; connection @index + 1 of a path, connection 0 being the
+ *	admin one.  The polled connections asked for with @nr_poll_queues of
+ *	rtrs_clt_open() come after the interrupt-driven ones.
+ *
+ * Processes the completions of that connection on the first connected path
+ * that has any, calling &rtrs_clt_req_ops.conf_fn of finished requests.
+ *
+ * Context: process context; does not sleep.
+ * Return: the number of completions processed (0 for none), or a negative
+ * value when no path is connected.
+ */
+int rtrs_clt_rdma_cq_direct(struct rtrs_clt_sess *clt, unsigned int index);
+
+/**
+ * struct rtrs_attrs - limits of a connected client session
+ * @queue_depth: number of permits, so the most requests in flight at once.
+ * @max_io_size: the most data bytes (@len of rtrs_clt_request()) one
+ *	request may carry.
+ * @max_segments: the most scatterlist entries (@sg_cnt of
+ *	rtrs_clt_request()) one request may carry.
+ */
+struct rtrs_attrs {
+	u32		queue_depth;
+	u32		max_io_size;
+	u32		max_segments;
+};
+
+/**
+ * rtrs_clt_query() - read the limits of a session
+ * @clt: the session.
+ * @attr: filled in on success, untouched otherwise.
+ *
+ * Context: any context; does not sleep.
+ * Return: 0, or -ECOMM when no path of the session is connected.
+ */
+int rtrs_clt_query(struct rtrs_clt_sess *clt, struct rtrs_attrs *attr);
+
+/* Server side. */
+
+/**
+ * enum rtrs_srv_link_ev - connectivity change of a server session
+ * @RTRS_SRV_LINK_EV_CONNECTED: the first path of a client session is up.
+ *	The user usually calls rtrs_srv_set_sess_priv() from this event.
+ * @RTRS_SRV_LINK_EV_DISCONNECTED: the last path of the session is closed.
+ *	Every operation &rtrs_srv_ops.rdma_ev received on the session has been
+ *	answered with rtrs_srv_resp_rdma() and no further one will come; the
+ *	user must not use the session after the callback returns.
+ *
+ * Delivered through &rtrs_srv_ops.link_ev.
+ */
+enum rtrs_srv_link_ev {
+	RTRS_SRV_LINK_EV_CONNECTED,
+	RTRS_SRV_LINK_EV_DISCONNECTED,
+};
+
+/**
+ * struct rtrs_srv_ops - callbacks of the server's user
+ * @rdma_ev: called once for every READ or WRITE request a client sends,
+ *	with the session's private pointer (see rtrs_srv_set_sess_priv(); NULL
+ *	if never set), the operation @id, the data area and the client's user
+ *	message (@usr, @usrlen bytes; only valid during the call).  For a
+ *	client WRITE, @data holds the @datalen bytes the client wrote; for a
+ *	client READ, the user fills @data with the @datalen bytes to send
+ *	back.  @data stays valid until the answer.  Returning 0 hands @id to
+ *	the user, who must answer it exactly once with rtrs_srv_resp_rdma(),
+ *	from any context, possibly before returning.  Returning a negative
+ *	errno makes rtrs answer the client with it; the user must then not
+ *	touch @id again.  Called from process context (completion work);
+ *	it may sleep, which stalls further requests of that connection.
+ * @link_ev: called with the session, the event and the private pointer
+ *	(NULL for %RTRS_SRV_LINK_EV_CONNECTED).  For
+ *	%RTRS_SRV_LINK_EV_CONNECTED, a non-zero return refuses the session:
+ *	rtrs closes the path that brought it up.  The return value of
+ *	%RTRS_SRV_LINK_EV_DISCONNECTED is ignored.  Called from process context
+ *	with a per-session mutex held that serialises the events; it may
+ *	sleep.
+ *
+ * rtrs_srv_open() copies the struct.
+ */
+struct rtrs_srv_ops {
+	int (*rdma_ev)(void *priv, struct rtrs_srv_op *id, void *data,
+		       size_t datalen, const void *usr, size_t usrlen);
+	int (*link_ev)(struct rtrs_srv_sess *srv, enum rtrs_srv_link_ev ev,
+		       void *priv);
+};
+
+/**
+ * rtrs_srv_open() - start serving RTRS clients
+ * @ops: the user's callbacks; copied.
+ * @port: port to listen on, for IP and, as IB service ID, for AF_IB.
+ *
+ * Listens on every RDMA device, present and future, and accepts client
+ * sessions from then on.
+ *
+ * Context: process context; sleeps.
+ * Return: the server context, or an ERR_PTR() with a negative errno.
+ */
+struct rtrs_srv_ctx *rtrs_srv_open(struct rtrs_srv_ops *ops, u16 port);
+
+/**
+ * rtrs_srv_close() - stop serving and close every session
+ * @ctx: context returned by rtrs_srv_open().
+ *
+ * Stops listening, closes every path of every session (each established
+ * session gets %RTRS_SRV_LINK_EV_DISCONNECTED) and frees @ctx.  No callback
+ * runs after this returns.
+ *
+ * Context: process context; sleeps.
+ */
+void rtrs_srv_close(struct rtrs_srv_ctx *ctx);
+
+/**
+ * rtrs_srv_resp_rdma() - answer one request
+ * @id: operation handed to the user by &rtrs_srv_ops.rdma_ev.
+ * @status: 0, or the negative errno the client's
+ *	&rtrs_clt_req_ops.conf_fn will see; its magnitude must fit in the
+ *	9 bits the protocol carries.
+ *
+ * For a successful READ, first RDMA-writes the data area to the client's
+ * buffer, then sends the status.  Must be called for every operation the
+ * user took, even when its path has gone down meanwhile: closing a path
+ * waits for all of them.  After the call @id belongs to rtrs again.
+ *
+ * Context: any context, including hard interrupt.
+ * Return: true when the answer was posted, or dropped because the path is
+ * no longer connected; false when the send queue was full and rtrs queued
+ * the answer, to post it when room frees up.  Either way the user is done
+ * with @id.
+ */
+bool rtrs_srv_resp_rdma(struct rtrs_srv_op *id, int status);
+
+/**
+ * rtrs_srv_set_sess_priv() - attach the user's pointer to a session
+ * @srv: the session.
+ * @priv: passed to &rtrs_srv_ops.rdma_ev and to the
+ *	%RTRS_SRV_LINK_EV_DISCONNECTED event of @srv from then on.
+ *
+ * Context: any context; normally the %RTRS_SRV_LINK_EV_CONNECTED event.
+ */
+void rtrs_srv_set_sess_priv(struct rtrs_srv_sess *srv, void *priv);
+
+/**
+ * rtrs_srv_get_path_name() - name of a server session
+ * @srv: the session.
+ * @pathname: buffer for the name the client gave rtrs_clt_open().
+ * @len: size of @pathname; a longer name is truncated, and the result is
+ *	always NUL-terminated when @len is not 0.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or -ENOTCONN (@pathname untouched) when no path of @srv is
+ * connected.
+ */
+int rtrs_srv_get_path_name(struct rtrs_srv_sess *srv, char *pathname,
+			   size_t len);
+
+/**
+ * rtrs_srv_get_queue_depth() - queue depth of a server session
+ * @srv: the session.
+ *
+ * Context: any context.
+ * Return: the number of chunks of @srv, which is the number of requests
+ * its client may have in flight (&rtrs_attrs.queue_depth on the client).
+ */
+int rtrs_srv_get_queue_depth(struct rtrs_srv_sess *srv);
+
+/* Address helpers, in rtrs-core.ko. */
+
+/**
+ * rtrs_addr_to_sockaddr() - parse the text form of a path
+ * @str: "[src@]dst", or mainline's legacy "src,dst", where each address is
+ *	"ip:<IPv4>", "ip:<IPv6>[%<scope>]" or "gid:<GID>"; it need not be
+ *	NUL-terminated.
+ * @len: length of @str; nothing past @str[@len - 1] is read, and a NUL
+ *	before that ends the string.
+ * @port: port of the destination (its IB service ID for a GID); the source
+ *	gets port 0.
+ * @addr: @addr->src and @addr->dst point to the storage to fill in.
+ *
+ * See the definition for the details of the grammar.
+ *
+ * Context: any context.
+ * Return: 0 on success, with @addr->src set to NULL when @str names no
+ * source.  -EPROTONOSUPPORT when an address lacks a known prefix, -EINVAL
+ * for any other malformed string.  On error the storage may be clobbered,
+ * but the pointers @addr->src and @addr->dst are left alone.
+ */
+int rtrs_addr_to_sockaddr(const char *str, size_t len, u16 port,
+			  struct rtrs_addr *addr);
+
+/**
+ * sockaddr_to_str() - print an address in the form rtrs_addr_to_sockaddr()
+ *	parses
+ * @addr: AF_INET, AF_INET6 or AF_IB address.
+ * @buf: output buffer.
+ * @len: size of @buf.
+ *
+ * Prints "ip:<IPv4>", "ip:<IPv6>[%<scope id>]" or "gid:<GID>", and
+ * "<invalid address family>" for any other family.
+ *
+ * Context: any context.
+ * Return: the number of characters written to @buf, not counting the
+ * terminating NUL; 0 when @len is 0.  The output is truncated to fit.
+ */
+int sockaddr_to_str(const struct sockaddr *addr, char *buf, size_t len);
+
+/**
+ * rtrs_addr_to_str() - print a path in the form rtrs_addr_to_sockaddr()
+ *	parses
+ * @addr: the path; @addr->src may be NULL.
+ * @buf: output buffer.
+ * @len: size of @buf.
+ *
+ * Prints "src@dst", or just "dst" when @addr->src is NULL, each address as
+ * sockaddr_to_str() does.
+ *
+ * Context: any context.
+ * Return: the number of characters written to @buf, not counting the
+ * terminating NUL; 0 when @len is 0.  The output is truncated to fit.
+ */
+int rtrs_addr_to_str(const struct rtrs_addr *addr, char *buf, size_t len);
+
+#endif /* RTRS_H */
