@@ -82,6 +82,7 @@ struct rtrs_sg_desc {
 	__le32	key;
 	__le32	len;
 };
+
 RTRS_WIRE_SIZE(struct rtrs_sg_desc, 16);
 RTRS_WIRE_AT(struct rtrs_sg_desc, addr, 0);
 RTRS_WIRE_AT(struct rtrs_sg_desc, key, 8);
@@ -118,6 +119,7 @@ struct rtrs_msg_conn_req {
 	u8	flags;
 	u8	reserved[11];
 };
+
 RTRS_WIRE_SIZE(struct rtrs_msg_conn_req, 56);
 RTRS_WIRE_AT(struct rtrs_msg_conn_req, magic, 2);
 RTRS_WIRE_AT(struct rtrs_msg_conn_req, version, 4);
@@ -152,6 +154,7 @@ struct rtrs_msg_conn_rsp {
 	__le32	flags;
 	u8	reserved[36];
 };
+
 RTRS_WIRE_SIZE(struct rtrs_msg_conn_rsp, 56);
 RTRS_WIRE_AT(struct rtrs_msg_conn_rsp, version, 2);
 RTRS_WIRE_AT(struct rtrs_msg_conn_rsp, errno, 4);
@@ -175,6 +178,7 @@ struct rtrs_msg_info_req {
 	u8	pathname[NAME_MAX];
 	u8	reserved[15];
 };
+
 RTRS_WIRE_SIZE(struct rtrs_msg_info_req, 272);
 RTRS_WIRE_AT(struct rtrs_msg_info_req, pathname, 2);
 RTRS_WIRE_AT(struct rtrs_msg_info_req, reserved, 257);
@@ -193,6 +197,7 @@ struct rtrs_msg_info_rsp {
 	u8	reserved[4];
 	struct rtrs_sg_desc desc[];
 };
+
 RTRS_WIRE_SIZE(struct rtrs_msg_info_rsp, 8);
 RTRS_WIRE_AT(struct rtrs_msg_info_rsp, sg_cnt, 2);
 RTRS_WIRE_AT(struct rtrs_msg_info_rsp, desc, 8);
@@ -208,6 +213,7 @@ struct rtrs_msg_rkey_rsp {
 	__le16	buf_id;
 	__le32	rkey;
 };
+
 RTRS_WIRE_SIZE(struct rtrs_msg_rkey_rsp, 8);
 RTRS_WIRE_AT(struct rtrs_msg_rkey_rsp, buf_id, 2);
 RTRS_WIRE_AT(struct rtrs_msg_rkey_rsp, rkey, 4);
@@ -230,6 +236,7 @@ struct rtrs_msg_rdma_read {
 	__le16	sg_cnt;
 	struct rtrs_sg_desc desc[];
 };
+
 RTRS_WIRE_SIZE(struct rtrs_msg_rdma_read, 8);
 RTRS_WIRE_AT(struct rtrs_msg_rdma_read, usr_len, 2);
 RTRS_WIRE_AT(struct rtrs_msg_rdma_read, flags, 4);
@@ -247,6 +254,7 @@ struct rtrs_msg_rdma_write {
 	__le16	type;
 	__le16	usr_len;
 };
+
 RTRS_WIRE_SIZE(struct rtrs_msg_rdma_write, 4);
 RTRS_WIRE_AT(struct rtrs_msg_rdma_write, usr_len, 2);
 
@@ -257,6 +265,7 @@ RTRS_WIRE_AT(struct rtrs_msg_rdma_write, usr_len, 2);
 struct rtrs_msg_rdma_hdr {
 	__le16	type;
 };
+
 RTRS_WIRE_SIZE(struct rtrs_msg_rdma_hdr, 2);
 
 /*

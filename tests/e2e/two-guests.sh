@@ -18,12 +18,12 @@ ip addr add "$me/24" dev eth0
 ip link set eth0 up
 check "rxe on eth0" rxe_add rxe0 eth0
 
-# wait_for CMD...: retry CMD for up to a minute.
+# wait_for CMD...: retry CMD until it succeeds, for two minutes at most.
 wait_for() {
-	local i
-	for i in $(seq 60); do
+	local deadline=$((SECONDS + 120))
+	while [ $SECONDS -lt $deadline ]; do
 		"$@" >/dev/null 2>&1 && return 0
-		sleep 1
+		sleep 2
 	done
 	return 1
 }
@@ -33,8 +33,8 @@ if [ "$RTRS_ROLE" = server ]; then
 	check "ib_write_bw server" timeout 180 ib_write_bw -R -d rxe0 -s 65536 -n 200
 else
 	# The server may still be booting: retry until it listens.
-	check "rping client" wait_for timeout 30 rping -c -a "$SERVER" -C 10 -v
+	check "rping client" wait_for timeout 20 rping -c -a "$SERVER" -C 10 -v
 	sleep 2
-	check "ib_write_bw client" wait_for timeout 60 \
+	check "ib_write_bw client" wait_for timeout 40 \
 		ib_write_bw -R -d rxe0 -s 65536 -n 200 "$SERVER"
 fi

@@ -51,7 +51,7 @@ finish() {
 
 rtrs_log "installing what is missing"
 setup deps "$H/deps.sh"
-rtrs_log "test kernel (cached after the first build; that one takes about 40 minutes)"
+rtrs_log "test kernel (cached after the first build; the first build takes about 15 minutes)"
 setup test-kernel "$H/test-kernel.sh"
 KDIR_TEST=$(cat "$RTRS_RESULTS/setup-test-kernel.out")
 rtrs_log "stock kernel"
@@ -77,18 +77,20 @@ copy_sources() {
 	source_files | (cd "$RTRS_TOP" && rsync -a --files-from=- . "$1")
 }
 
-# build NAME KDIR: W=1 build in build/NAME; any compiler warning fails it.
+# build NAME KDIR [MAKEVAR...]: W=1 build in build/NAME; any compiler or
+# sparse warning fails it.
 build() {
 	local name=$1 kdir=$2 dir=$RTRS_TOP/build/$1 log=$RTRS_RESULTS/build-$1.log
 	local ko missing=
 
+	shift 2
 	copy_sources "$dir"
-	if ! make -C "$dir" KDIR="$kdir" W=1 -j"$RTRS_JOBS" >"$log" 2>&1; then
+	if ! make -C "$dir" KDIR="$kdir" W=1 "$@" -j"$RTRS_JOBS" >"$log" 2>&1; then
 		record FAIL "build/$name" "make failed, see $log"
 		return
 	fi
-	if grep -q -i 'warning:' "$log"; then
-		record FAIL "build/$name" "$(grep -i -m1 'warning:' "$log")"
+	if grep -q -i -E 'warning:|error:' "$log"; then
+		record FAIL "build/$name" "$(grep -i -m1 -E 'warning:|error:' "$log")"
 		return
 	fi
 	for ko in rtrs-core rtrs-client rtrs-server; do
@@ -119,10 +121,33 @@ clean_tree() {
 	rm -rf "$dir"
 }
 
-rtrs_log "building against the test kernel and the stock headers (W=1)"
-build test "$KDIR_TEST"
+# Style and documentation: checkpatch --strict and kernel-doc, per file.
+hygiene() {
+	local src f out
+	src=$(rtrs_src_tree)
+	for f in $(source_files | grep -E '\.[ch]$'); do
+		out=$(perl "$src/scripts/checkpatch.pl" --strict --no-tree --terse \
+			--show-types -f "$RTRS_TOP/$f" 2>&1 | grep -E ': (ERROR|WARNING|CHECK):')
+		if [ -z "$out" ]; then
+			record PASS "checkpatch/$f"
+		else
+			record FAIL "checkpatch/$f" "$(head -1 <<<"$out")"
+		fi
+		out=$(perl "$src/scripts/kernel-doc" -none "$RTRS_TOP/$f" 2>&1)
+		if [ -z "$out" ]; then
+			record PASS "kernel-doc/$f"
+		else
+			record FAIL "kernel-doc/$f" "$(head -1 <<<"$out")"
+		fi
+	done
+}
+
+rtrs_log "building against the test kernel (W=1 C=1) and the stock headers (W=1)"
+build test "$KDIR_TEST" C=1
 build stock "$KDIR_STOCK"
 clean_tree
+rtrs_log "checkpatch --strict and kernel-doc"
+hygiene
 
 # ---- guests ------------------------------------------------------------
 
@@ -144,19 +169,19 @@ guest_pair() {
 	local name=$1 script=$2 port spid
 	port=$(free_port)
 	guest --name "$name-server" --kernel test --script "$script" \
-		--net "listen:$port" --mac 1 --env RTRS_ROLE=server &
+		--net "listen:$port" --mac 1 --env RTRS_ROLE=server --timeout 600 &
 	spid=$!
 	sleep 2
 	guest --name "$name-client" --kernel test --script "$script" \
-		--net "connect:$port" --mac 2 --env RTRS_ROLE=client
+		--net "connect:$port" --mac 2 --env RTRS_ROLE=client --timeout 600
 	wait "$spid"
 }
 
 rtrs_log "guests"
-guest --name kunit --kernel test --script "$E/kunit.sh"
-guest --name rxe-pair --kernel test --script "$E/rxe-pair.sh"
+guest --name kunit --kernel test --script "$E/kunit.sh" --timeout 600
+guest --name rxe-pair --kernel test --script "$E/rxe-pair.sh" --timeout 400
 guest_pair two-guests "$E/two-guests.sh"
-guest --name stock --kernel stock --script "$E/stock.sh" --mem 1024
+guest --name stock --kernel stock --script "$E/stock.sh" --mem 1024 --timeout 300
 
 # ---- results -----------------------------------------------------------
 

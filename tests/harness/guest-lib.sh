@@ -33,20 +33,36 @@ rtrs_build_dir() {
 	echo "$RTRS_TOP/build/$RTRS_KERNEL"
 }
 
-# kunit_run MODULE.ko...: load KUnit test modules, keep each suite's KTAP.
-kunit_run() {
-	local ko suite
-	for ko in "$@"; do
-		insmod "$ko" || fail "load $(basename "$ko")" "insmod failed"
-	done
+# kunit_collect: keep the KTAP of every suite that has run.
+kunit_collect() {
+	local suite
 	for suite in /sys/kernel/debug/kunit/*/; do
 		suite=$(basename "$suite")
 		cp "/sys/kernel/debug/kunit/$suite/results" "$RESULTS/kunit/$suite.ktap"
 	done
+}
+
+# kunit_run MODULE.ko...: load KUnit test modules (their suites run at
+# load), keep each suite's KTAP, unload them.
+kunit_run() {
+	local ko
+	for ko in "$@"; do
+		insmod "$ko" || fail "load $(basename "$ko")" "insmod failed"
+	done
+	kunit_collect
 	for ko in "$@"; do
 		rmmod "$(basename "$ko" .ko)" ||
 			fail "unload $(basename "$ko")" "rmmod failed"
 	done
+}
+
+# kunit_run_with MODULE.ko PARAM=VALUE...: one test module, with parameters.
+kunit_run_with() {
+	local ko=$1
+	shift
+	insmod "$ko" "$@" || fail "load $(basename "$ko")" "insmod failed"
+	kunit_collect
+	rmmod "$(basename "$ko" .ko)" || fail "unload $(basename "$ko")" "rmmod failed"
 }
 
 # rxe_add RXE NETDEV: put a soft-RoCE device on NETDEV and wait until its

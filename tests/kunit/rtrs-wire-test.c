@@ -265,6 +265,7 @@ static struct kunit_suite rtrs_wire_suite = {
 	.name = "rtrs-wire",
 	.test_cases = rtrs_wire_cases,
 };
+
 kunit_test_suite(rtrs_wire_suite);
 
 MODULE_DESCRIPTION("KUnit tests of the RTRS 2.0 wire format");
