@@ -14,12 +14,20 @@
 #include <linux/in6.h>
 #include <linux/inet.h>
 #include <linux/kernel.h>
+#include <linux/kref.h>
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/lockdep.h>
+#include <linux/minmax.h>
 #include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/rcupdate.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 #include <net/ipv6.h>
 #include <net/net_namespace.h>
+#include <rdma/ib_verbs.h>
 #include <rdma/ib.h>
 #include <rdma/rdma_cm.h>
 
@@ -317,6 +325,802 @@ int rtrs_addr_to_str(const struct rtrs_addr *addr, char *buf, size_t len)
 	return cnt;
 }
 EXPORT_SYMBOL_GPL(rtrs_addr_to_str);
+
+/*
+ * Device pool.
+ *
+ * Every path on an ib_device shares one PD.  The pool finds a device's
+ * entry under @pool->mutex; the last rtrs_ib_dev_put() takes the mutex
+ * before the count drops to zero (kref_put_mutex()), so a get never sees an
+ * entry that is being freed.
+ */
+
+/**
+ * rtrs_ib_dev_pool_init() - prepare an empty device pool
+ * @pool: the pool, owned by the caller (one per module).
+ * @pd_flags: flags every PD of this pool is allocated with.
+ *
+ * Context: process context.
+ */
+void rtrs_ib_dev_pool_init(struct rtrs_ib_dev_pool *pool,
+			   enum ib_pd_flags pd_flags)
+{
+	mutex_init(&pool->mutex);
+	INIT_LIST_HEAD(&pool->devs);
+	pool->pd_flags = pd_flags;
+}
+EXPORT_SYMBOL_GPL(rtrs_ib_dev_pool_init);
+
+/**
+ * rtrs_ib_dev_pool_destroy() - tear down a device pool
+ * @pool: the pool; every rtrs_ib_dev_get() must have been put by now.
+ *
+ * Context: process context.
+ */
+void rtrs_ib_dev_pool_destroy(struct rtrs_ib_dev_pool *pool)
+{
+	WARN_ON(!list_empty(&pool->devs));
+	mutex_destroy(&pool->mutex);
+}
+EXPORT_SYMBOL_GPL(rtrs_ib_dev_pool_destroy);
+
+static struct rtrs_ib_dev *rtrs_ib_dev_find(struct rtrs_ib_dev_pool *pool,
+					    struct ib_device *ib_dev)
+{
+	struct rtrs_ib_dev *dev;
+
+	lockdep_assert_held(&pool->mutex);
+
+	list_for_each_entry(dev, &pool->devs, entry)
+		if (dev->ib_dev == ib_dev)
+			return dev;
+	return NULL;
+}
+
+static struct rtrs_ib_dev *rtrs_ib_dev_create(struct rtrs_ib_dev_pool *pool,
+					      struct ib_device *ib_dev)
+{
+	struct rtrs_ib_dev *dev;
+	struct ib_pd *pd;
+
+	lockdep_assert_held(&pool->mutex);
+
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	if (!dev)
+		return ERR_PTR(-ENOMEM);
+
+	pd = ib_alloc_pd(ib_dev, pool->pd_flags);
+	if (IS_ERR(pd)) {
+		kfree(dev);
+		return ERR_CAST(pd);
+	}
+
+	dev->ib_dev = ib_dev;
+	dev->ib_pd = pd;
+	dev->pool = pool;
+	kref_init(&dev->ref);
+	list_add(&dev->entry, &pool->devs);
+	return dev;
+}
+
+/**
+ * rtrs_ib_dev_get() - take a reference on the pool's entry for a device
+ * @pool: the pool.
+ * @ib_dev: the RDMA device, typically cm_id->device of a connection.
+ *
+ * Returns the entry of @ib_dev with one more reference, creating it (and
+ * allocating its PD with the pool's flags) on the first call for that
+ * device.  The entry does not pin @ib_dev: the caller keeps the device
+ * alive, normally through the rdma_cm_id it came from.
+ *
+ * Context: process context; takes @pool->mutex.
+ * Return: the entry, or an ERR_PTR() when it could not be allocated.
+ */
+struct rtrs_ib_dev *rtrs_ib_dev_get(struct rtrs_ib_dev_pool *pool,
+				    struct ib_device *ib_dev)
+{
+	struct rtrs_ib_dev *dev;
+
+	mutex_lock(&pool->mutex);
+	dev = rtrs_ib_dev_find(pool, ib_dev);
+	if (dev)
+		kref_get(&dev->ref);
+	else
+		dev = rtrs_ib_dev_create(pool, ib_dev);
+	mutex_unlock(&pool->mutex);
+	return dev;
+}
+EXPORT_SYMBOL_GPL(rtrs_ib_dev_get);
+
+/* Called with the pool's mutex held, by kref_put_mutex(); drops it. */
+static void rtrs_ib_dev_release(struct kref *ref)
+{
+	struct rtrs_ib_dev *dev = container_of(ref, struct rtrs_ib_dev, ref);
+
+	list_del(&dev->entry);
+	mutex_unlock(&dev->pool->mutex);
+
+	ib_dealloc_pd(dev->ib_pd);
+	kfree(dev);
+}
+
+/**
+ * rtrs_ib_dev_put() - drop a reference taken by rtrs_ib_dev_get()
+ * @dev: the entry.
+ *
+ * The last put removes the entry from its pool, deallocates the PD and
+ * frees the entry; every object made on the PD must be gone by then.
+ *
+ * Context: process context; takes the pool's mutex on the last put.
+ */
+void rtrs_ib_dev_put(struct rtrs_ib_dev *dev)
+{
+	kref_put_mutex(&dev->ref, rtrs_ib_dev_release, &dev->pool->mutex);
+}
+EXPORT_SYMBOL_GPL(rtrs_ib_dev_put);
+
+/*
+ * Information units.
+ */
+
+static void rtrs_iu_unmap_free(struct rtrs_iu *iu, struct ib_device *dev)
+{
+	ib_dma_unmap_single(dev, iu->dma_addr, iu->size, iu->direction);
+	kfree(iu->buf);
+}
+
+static int rtrs_iu_map(struct rtrs_iu *iu, size_t size, gfp_t gfp,
+		       struct ib_device *dev, enum dma_data_direction dir)
+{
+	iu->buf = kzalloc(size, gfp);
+	if (!iu->buf)
+		return -ENOMEM;
+
+	iu->dma_addr = ib_dma_map_single(dev, iu->buf, size, dir);
+	if (ib_dma_mapping_error(dev, iu->dma_addr)) {
+		kfree(iu->buf);
+		return -ENOMEM;
+	}
+	iu->size = size;
+	iu->direction = dir;
+	return 0;
+}
+
+/**
+ * rtrs_iu_alloc() - allocate an array of DMA-mapped message buffers
+ * @count: number of IUs, at least 1.
+ * @size: length of each buffer, at least 1.
+ * @gfp: allocation flags, for the array and for each buffer.
+ * @dev: device the buffers are mapped for.
+ * @dir: DMA direction of the mappings (%DMA_TO_DEVICE for sends,
+ *	%DMA_FROM_DEVICE for receives).
+ * @done: completion handler stored in each IU's cqe.
+ *
+ * Each buffer is zeroed, kmalloc'd and mapped with ib_dma_map_single().
+ * The caller syncs the mappings around each use.
+ *
+ * Context: may sleep unless @gfp says otherwise.
+ * Return: the array, to be freed with rtrs_iu_free() and the same @count;
+ * NULL when @count or @size is 0 or on allocation or mapping failure, with
+ * nothing left allocated or mapped.
+ */
+struct rtrs_iu *rtrs_iu_alloc(u32 count, size_t size, gfp_t gfp,
+			      struct ib_device *dev,
+			      enum dma_data_direction dir,
+			      void (*done)(struct ib_cq *cq, struct ib_wc *wc))
+{
+	struct rtrs_iu *ius;
+	u32 i;
+
+	if (!count || !size)
+		return NULL;
+
+	ius = kcalloc(count, sizeof(*ius), gfp);
+	if (!ius)
+		return NULL;
+
+	for (i = 0; i < count; i++) {
+		if (rtrs_iu_map(&ius[i], size, gfp, dev, dir))
+			goto unwind;
+		ius[i].cqe.done = done;
+	}
+	return ius;
+
+unwind:
+	while (i--)
+		rtrs_iu_unmap_free(&ius[i], dev);
+	kfree(ius);
+	return NULL;
+}
+EXPORT_SYMBOL_GPL(rtrs_iu_alloc);
+
+/**
+ * rtrs_iu_free() - unmap and free what rtrs_iu_alloc() returned
+ * @iu: the array, or NULL (nothing is done).
+ * @dev: device the buffers were mapped for.
+ * @count: number of IUs, as given to rtrs_iu_alloc().
+ *
+ * No work request may still refer to any of the IUs.
+ *
+ * Context: any context that may call kfree().
+ */
+void rtrs_iu_free(struct rtrs_iu *iu, struct ib_device *dev, u32 count)
+{
+	u32 i;
+
+	if (!iu)
+		return;
+
+	for (i = 0; i < count; i++)
+		rtrs_iu_unmap_free(&iu[i], dev);
+	kfree(iu);
+}
+EXPORT_SYMBOL_GPL(rtrs_iu_free);
+
+/*
+ * Posting work requests.
+ */
+
+/* Number of WRs in the chain at @wr, stopping to count past @limit. */
+static u32 rtrs_wr_chain_len(const struct ib_send_wr *wr, u32 limit)
+{
+	u32 n = 0;
+
+	for (; wr && n <= limit; wr = wr->next)
+		n++;
+	return n;
+}
+
+/* Last WR of the non-empty chain at @wr. */
+static struct ib_send_wr *rtrs_wr_chain_last(struct ib_send_wr *wr)
+{
+	while (wr->next)
+		wr = wr->next;
+	return wr;
+}
+
+/*
+ * Post @head (may be NULL), then @wr, then @tail (may be NULL) as one list.
+ * A chain longer than the send queue can never be posted whole, and a
+ * cyclic one would make the walk below endless: reject both before
+ * linking anything.
+ */
+static int rtrs_post_send_chain(struct rtrs_con *con, struct ib_send_wr *head,
+				struct ib_send_wr *wr, struct ib_send_wr *tail)
+{
+	u32 limit = con->max_send_wr;
+	u32 n;
+
+	n = rtrs_wr_chain_len(head, limit) + 1;
+	if (n <= limit)
+		n += rtrs_wr_chain_len(tail, limit - n);
+	if (n > limit) {
+		pr_err_ratelimited("%s: chain of more than %u work requests\n",
+				   __func__, limit);
+		return -EINVAL;
+	}
+
+	wr->next = tail;
+	if (head)
+		rtrs_wr_chain_last(head)->next = wr;
+	else
+		head = wr;
+
+	return ib_post_send(con->qp, head, NULL);
+}
+
+/*
+ * Add the signal the caller asked for, or the one due every
+ * con->signal_interval counted posts.
+ */
+static enum ib_send_flags rtrs_signal_flags(struct rtrs_con *con,
+					    enum ib_send_flags flags)
+{
+	u32 interval = max(con->signal_interval, 1U);
+	u32 cnt = atomic_inc_return(&con->wr_cnt);
+
+	if (cnt % interval == 0)
+		flags |= IB_SEND_SIGNALED;
+	return flags;
+}
+
+/**
+ * rtrs_iu_post_recv() - post a receive into an IU's buffer
+ * @con: connection whose QP receives.
+ * @iu: the IU; its whole buffer is the one SGE, and @iu->cqe completes.
+ *
+ * Context: any context.
+ * Return: 0, or the error of ib_post_recv().
+ */
+int rtrs_iu_post_recv(struct rtrs_con *con, struct rtrs_iu *iu)
+{
+	struct ib_sge sge = {
+		.addr	= iu->dma_addr,
+		.length	= iu->size,
+		.lkey	= con->path->dev->ib_pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe		= &iu->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+	};
+
+	return ib_post_recv(con->qp, &wr, NULL);
+}
+EXPORT_SYMBOL_GPL(rtrs_iu_post_recv);
+
+/**
+ * rtrs_post_recv_empty() - post a receive without a buffer
+ * @con: connection whose QP receives.
+ * @cqe: completion entry of the receive.
+ *
+ * An RDMA WRITE WITH IMMEDIATE consumes a receive but places no data in
+ * it: this is the receive it takes.
+ *
+ * Context: any context.
+ * Return: 0, or the error of ib_post_recv().
+ */
+int rtrs_post_recv_empty(struct rtrs_con *con, struct ib_cqe *cqe)
+{
+	struct ib_recv_wr wr = {
+		.wr_cqe	= cqe,
+	};
+
+	return ib_post_recv(con->qp, &wr, NULL);
+}
+EXPORT_SYMBOL_GPL(rtrs_post_recv_empty);
+
+/**
+ * rtrs_iu_post_send() - send the start of an IU's buffer
+ * @con: connection to send on.
+ * @iu: the IU; @iu->cqe completes.
+ * @size: bytes to send from the start of the buffer, 1 to @iu->size.
+ * @head: work requests to post before the send, or NULL.  Its last WR is
+ *	linked to the send.
+ *
+ * The send is always signaled and not counted in @con->wr_cnt.
+ *
+ * Context: any context.
+ * Return: 0; -EINVAL for a bad @size or a chain longer than the send
+ * queue; else the error of ib_post_send().
+ */
+int rtrs_iu_post_send(struct rtrs_con *con, struct rtrs_iu *iu, size_t size,
+		      struct ib_send_wr *head)
+{
+	struct ib_sge sge = {
+		.addr	= iu->dma_addr,
+		.length	= size,
+		.lkey	= con->path->dev->ib_pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe		= &iu->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+
+	if (!size || size > iu->size)
+		return -EINVAL;
+
+	return rtrs_post_send_chain(con, head, &wr, NULL);
+}
+EXPORT_SYMBOL_GPL(rtrs_iu_post_send);
+
+/**
+ * rtrs_iu_post_rdma_write_imm() - RDMA WRITE WITH IMMEDIATE from SGEs
+ * @con: connection to write on.
+ * @iu: IU whose cqe completes the write (its buffer is not sent unless an
+ *	SGE points into it).
+ * @sge: the data, @num_sge entries, each at least one byte long.
+ * @num_sge: number of entries in @sge, at most the QP's max_send_sge; 0
+ *	writes no data.
+ * @rkey: remote key of the target.
+ * @rdma_addr: remote address of the target.
+ * @imm_data: immediate data, in CPU order; sent big-endian.
+ * @flags: send flags; %IB_SEND_SIGNALED forces a completion.
+ * @head: work requests to post before the write, or NULL.
+ * @tail: work requests to post after the write, or NULL.
+ *
+ * The write is counted in @con->wr_cnt and signaled every
+ * @con->signal_interval counted posts even without %IB_SEND_SIGNALED.
+ *
+ * Context: any context.
+ * Return: 0; -EINVAL for an empty SGE or a chain longer than the send
+ * queue; else the error of ib_post_send().
+ */
+int rtrs_iu_post_rdma_write_imm(struct rtrs_con *con, struct rtrs_iu *iu,
+				struct ib_sge *sge, unsigned int num_sge,
+				u32 rkey, u64 rdma_addr, u32 imm_data,
+				enum ib_send_flags flags,
+				struct ib_send_wr *head,
+				struct ib_send_wr *tail)
+{
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_cqe		= &iu->cqe,
+			.sg_list	= sge,
+			.num_sge	= num_sge,
+			.opcode		= IB_WR_RDMA_WRITE_WITH_IMM,
+			.ex.imm_data	= cpu_to_be32(imm_data),
+		},
+		.remote_addr	= rdma_addr,
+		.rkey		= rkey,
+	};
+	unsigned int i;
+
+	/* A zero-length SGE fails the whole WR with a length error. */
+	for (i = 0; i < num_sge; i++)
+		if (!sge[i].length)
+			return -EINVAL;
+
+	wr.wr.send_flags = rtrs_signal_flags(con, flags);
+	return rtrs_post_send_chain(con, head, &wr.wr, tail);
+}
+EXPORT_SYMBOL_GPL(rtrs_iu_post_rdma_write_imm);
+
+/**
+ * rtrs_post_rdma_write_imm_empty() - RDMA WRITE WITH IMMEDIATE of no data
+ * @con: connection to write on.
+ * @cqe: completion entry of the write.
+ * @imm_data: immediate data, in CPU order; sent big-endian.
+ * @head: work requests to post before the write, or NULL.
+ *
+ * Carries IO responses, heartbeats and their acks.  Counted in
+ * @con->wr_cnt and signaled every @con->signal_interval counted posts.
+ *
+ * Context: any context.
+ * Return: 0; -EINVAL for a chain longer than the send queue; else the
+ * error of ib_post_send().
+ */
+int rtrs_post_rdma_write_imm_empty(struct rtrs_con *con, struct ib_cqe *cqe,
+				   u32 imm_data, struct ib_send_wr *head)
+{
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_cqe		= cqe,
+			.opcode		= IB_WR_RDMA_WRITE_WITH_IMM,
+			.ex.imm_data	= cpu_to_be32(imm_data),
+		},
+	};
+
+	wr.wr.send_flags = rtrs_signal_flags(con, 0);
+	return rtrs_post_send_chain(con, head, &wr.wr, NULL);
+}
+EXPORT_SYMBOL_GPL(rtrs_post_rdma_write_imm_empty);
+
+/*
+ * Completion queues and queue pairs.
+ */
+
+/*
+ * The first packet of an RC connection may reach the passive side before
+ * the CM's RTU; the QP then reports communication established, and the CM
+ * must hear of it to complete the connection (IBTA 1.4, 12.9.8.2).
+ */
+static void rtrs_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct rtrs_con *con = ctx;
+
+	if (ev->event == IB_EVENT_COMM_EST) {
+		rdma_notify(con->cm_id, IB_EVENT_COMM_EST);
+		return;
+	}
+	pr_info_ratelimited("connection %u: QP event %s (%d)\n", con->cid,
+			    ib_event_msg(ev->event), ev->event);
+}
+
+static int rtrs_cq_create(struct rtrs_con *con, int cq_vector, int nr_cqe,
+			  enum ib_poll_context poll_ctx)
+{
+	struct ib_device *ib_dev = con->cm_id->device;
+	struct ib_cq *cq;
+
+	if (nr_cqe <= 0 || nr_cqe > ib_dev->attrs.max_cqe)
+		return -EINVAL;
+
+	if (poll_ctx == IB_POLL_DIRECT)
+		cq = ib_alloc_cq(ib_dev, con, nr_cqe,
+				 cq_vector < 0 ? 0 :
+				 cq_vector % ib_dev->num_comp_vectors,
+				 poll_ctx);
+	else
+		cq = ib_cq_pool_get(ib_dev, nr_cqe, cq_vector, poll_ctx);
+	if (IS_ERR(cq))
+		return PTR_ERR(cq);
+
+	con->cq = cq;
+	con->nr_cqe = nr_cqe;
+	con->poll_ctx = poll_ctx;
+	return 0;
+}
+
+static void rtrs_cq_destroy(struct rtrs_con *con)
+{
+	if (!con->cq)
+		return;
+	if (con->poll_ctx == IB_POLL_DIRECT)
+		ib_free_cq(con->cq);
+	else
+		ib_cq_pool_put(con->cq, con->nr_cqe);
+	con->cq = NULL;
+}
+
+static int rtrs_qp_create(struct rtrs_con *con, struct ib_pd *pd,
+			  u32 max_send_sge, u32 max_send_wr, u32 max_recv_wr)
+{
+	const struct ib_device_attr *attrs = &con->cm_id->device->attrs;
+	struct ib_qp_init_attr init_attr = {
+		.event_handler	= rtrs_qp_event,
+		.qp_context	= con,
+		.send_cq	= con->cq,
+		.recv_cq	= con->cq,
+		.cap = {
+			.max_send_wr	= min_t(u32, max_send_wr,
+						attrs->max_qp_wr),
+			.max_recv_wr	= min_t(u32, max_recv_wr,
+						attrs->max_qp_wr),
+			.max_send_sge	= min_t(u32, max_send_sge,
+						attrs->max_send_sge),
+			.max_recv_sge	= 1,
+		},
+		.sq_sig_type	= IB_SIGNAL_REQ_WR,
+		.qp_type	= IB_QPT_RC,
+	};
+	int err;
+
+	err = rdma_create_qp(con->cm_id, pd, &init_attr);
+	if (err)
+		return err;
+
+	con->qp = con->cm_id->qp;
+	con->max_send_wr = init_attr.cap.max_send_wr;
+	con->max_recv_wr = init_attr.cap.max_recv_wr;
+	atomic_set(&con->sq_wr_avail, con->max_send_wr);
+	return 0;
+}
+
+/**
+ * rtrs_cq_qp_create() - create the CQ and the RC QP of a connection
+ * @path: path of the connection; its @dev gives the PD.
+ * @con: the connection; @con->cm_id must be bound to a device already.
+ * @max_send_sge: SGEs per send WR; clamped to the device's max_send_sge.
+ * @cq_vector: completion vector, taken modulo the device's; negative lets
+ *	the CQ pool choose (vector 0 for %IB_POLL_DIRECT).
+ * @nr_cqe: CQ entries, at least the send and receive WRs together; must
+ *	not exceed the device's max_cqe.
+ * @max_send_wr: send queue size; clamped to the device's max_qp_wr.
+ * @max_recv_wr: receive queue size; clamped to the device's max_qp_wr.
+ *	Receive WRs carry one SGE.
+ * @poll_ctx: %IB_POLL_DIRECT makes a private CQ for a poll queue, which
+ *	the user polls with ib_process_cq_direct(); any other context takes
+ *	a shared CQ from the device's CQ pool.
+ *
+ * Sets @con->path, @con->cq, @con->nr_cqe, @con->poll_ctx, @con->qp, the
+ * queue sizes actually created in @con->max_send_wr and
+ * @con->max_recv_wr, and @con->sq_wr_avail to @con->max_send_wr.  The QP
+ * signals only WRs that ask for it.
+ *
+ * Context: process context.
+ * Return: 0; -EINVAL for a bad @nr_cqe; else the error of the CQ or QP
+ * creation, with nothing left created.
+ */
+int rtrs_cq_qp_create(struct rtrs_path *path, struct rtrs_con *con,
+		      u32 max_send_sge, int cq_vector, int nr_cqe,
+		      u32 max_send_wr, u32 max_recv_wr,
+		      enum ib_poll_context poll_ctx)
+{
+	int err;
+
+	con->path = path;
+	err = rtrs_cq_create(con, cq_vector, nr_cqe, poll_ctx);
+	if (err) {
+		pr_err_ratelimited("connection %u: creating CQ failed: %d\n",
+				   con->cid, err);
+		return err;
+	}
+
+	err = rtrs_qp_create(con, path->dev->ib_pd, max_send_sge, max_send_wr,
+			     max_recv_wr);
+	if (err) {
+		pr_err_ratelimited("connection %u: creating QP failed: %d\n",
+				   con->cid, err);
+		rtrs_cq_destroy(con);
+		return err;
+	}
+	return 0;
+}
+EXPORT_SYMBOL_GPL(rtrs_cq_qp_create);
+
+/**
+ * rtrs_cq_qp_destroy() - destroy what rtrs_cq_qp_create() made
+ * @con: the connection.
+ *
+ * Destroys the QP, then releases the CQ the way it was obtained.  Safe on
+ * a connection whose creation failed or never happened (@con->qp and
+ * @con->cq NULL), and when called twice.  The QP should be drained first.
+ *
+ * Context: process context.
+ */
+void rtrs_cq_qp_destroy(struct rtrs_con *con)
+{
+	if (con->qp) {
+		rdma_destroy_qp(con->cm_id);
+		con->qp = NULL;
+	}
+	rtrs_cq_destroy(con);
+}
+EXPORT_SYMBOL_GPL(rtrs_cq_qp_destroy);
+
+/*
+ * Heartbeats.
+ *
+ * Every hb_interval_ms the work sends a heartbeat on the admin connection
+ * and counts it as missed until rtrs_hb_received() hears of any traffic
+ * from the peer.  When hb_missed_max beats in a row have gone unanswered
+ * the path has failed.  See struct rtrs_path for the concurrency rules.
+ */
+
+static void rtrs_hb_schedule(struct rtrs_path *path)
+{
+	queue_delayed_work(path->hb_wq, &path->hb_dwork,
+			   msecs_to_jiffies(path->hb_interval_ms));
+}
+
+/* Post a heartbeat or ack on the admin connection, in the path's slot. */
+static int rtrs_hb_post(struct rtrs_path *path, u32 type)
+{
+	struct rtrs_con *con = path->con[0];
+
+	atomic_dec_if_positive(&con->sq_wr_avail);
+	return rtrs_post_rdma_write_imm_empty(con, path->hb_cqe,
+					      rtrs_imm(type, 0), NULL);
+}
+
+static void rtrs_hb_fail(struct rtrs_path *path)
+{
+	path->hb_err_handler(path->con[0]);
+}
+
+static void rtrs_hb_work(struct work_struct *work)
+{
+	struct rtrs_path *path = container_of(to_delayed_work(work),
+					      struct rtrs_path, hb_dwork);
+	unsigned int missed = READ_ONCE(path->hb_missed_cnt);
+	int err;
+
+	if (missed >= path->hb_missed_max) {
+		pr_err_ratelimited("%s: %u heartbeats missed\n",
+				   path->sessname, missed);
+		rtrs_hb_fail(path);
+		return;
+	}
+
+	WRITE_ONCE(path->hb_last_sent, ktime_get());
+	/*
+	 * Traffic that cleared the count since it was read wins: the count
+	 * stays 0 and this beat is not counted against the peer.
+	 */
+	cmpxchg(&path->hb_missed_cnt, missed, missed + 1);
+
+	err = rtrs_hb_post(path, RTRS_HB_MSG_IMM);
+	if (err) {
+		pr_err_ratelimited("%s: sending heartbeat failed: %d\n",
+				   path->sessname, err);
+		rtrs_hb_fail(path);
+		return;
+	}
+	rtrs_hb_schedule(path);
+}
+
+/**
+ * rtrs_init_hb() - set up the heartbeats of a path
+ * @path: the path; @path->con[0] is the connection they go over.
+ * @cqe: completion entry of heartbeat and ack writes.
+ * @interval_ms: time between heartbeats; 0 disables them.
+ * @missed_max: unanswered heartbeats in a row after which the path fails.
+ * @err_handler: called with @path->con[0] from the heartbeat work when the
+ *	path has failed (too many beats missed, or a beat could not be
+ *	posted).  It runs in the work rtrs_stop_hb() waits for, so it must
+ *	not call rtrs_stop_hb() itself: it should queue the path's close.
+ * @wq: workqueue to run the heartbeat work on.
+ *
+ * Does not start anything; see rtrs_start_hb().
+ *
+ * Context: process context, with the heartbeats stopped.
+ */
+void rtrs_init_hb(struct rtrs_path *path, struct ib_cqe *cqe,
+		  unsigned int interval_ms, unsigned int missed_max,
+		  void (*err_handler)(struct rtrs_con *con),
+		  struct workqueue_struct *wq)
+{
+	path->hb_cqe = cqe;
+	path->hb_interval_ms = interval_ms;
+	path->hb_missed_max = missed_max;
+	path->hb_err_handler = err_handler;
+	path->hb_wq = wq;
+	path->hb_missed_cnt = 0;
+	path->hb_last_sent = 0;
+	path->hb_cur_latency = 0;
+	INIT_DELAYED_WORK(&path->hb_dwork, rtrs_hb_work);
+}
+EXPORT_SYMBOL_GPL(rtrs_init_hb);
+
+/**
+ * rtrs_start_hb() - start sending heartbeats
+ * @path: the path, set up with rtrs_init_hb().
+ *
+ * Call only once every connection of the path is up: the first heartbeat
+ * leaves one interval later.
+ *
+ * Context: any context.
+ */
+void rtrs_start_hb(struct rtrs_path *path)
+{
+	if (path->hb_interval_ms)
+		rtrs_hb_schedule(path);
+}
+EXPORT_SYMBOL_GPL(rtrs_start_hb);
+
+/**
+ * rtrs_stop_hb() - stop sending heartbeats
+ * @path: the path.
+ *
+ * Waits for a running heartbeat work to finish, then resets the missed
+ * count, so that a restarted path starts afresh.
+ *
+ * Context: process context; not from the path's err_handler.
+ */
+void rtrs_stop_hb(struct rtrs_path *path)
+{
+	cancel_delayed_work_sync(&path->hb_dwork);
+	WRITE_ONCE(path->hb_missed_cnt, 0);
+}
+EXPORT_SYMBOL_GPL(rtrs_stop_hb);
+
+/**
+ * rtrs_send_hb_ack() - answer a heartbeat
+ * @path: the path the heartbeat came in on.
+ *
+ * Posts %RTRS_HB_ACK_IMM on @path->con[0].  A post fails only on a QP in
+ * error, whose connection is failing anyway; the failure is logged, not
+ * reported.
+ *
+ * Context: any context, typically the receive completion.
+ */
+void rtrs_send_hb_ack(struct rtrs_path *path)
+{
+	int err;
+
+	err = rtrs_hb_post(path, RTRS_HB_ACK_IMM);
+	if (err)
+		pr_err_ratelimited("%s: sending heartbeat ack failed: %d\n",
+				   path->sessname, err);
+}
+EXPORT_SYMBOL_GPL(rtrs_send_hb_ack);
+
+/**
+ * rtrs_hb_received() - note that the peer is alive
+ * @path: the path traffic came in on.
+ *
+ * Call on every completion of a receive from the peer, heartbeat acks
+ * included.  Clears the missed count; when a heartbeat was outstanding,
+ * stores the time since it left in @path->hb_cur_latency.  Any traffic
+ * counts as the answer, so that is an upper bound of the round trip.
+ * Cheap when no heartbeat is outstanding: one read.
+ *
+ * Context: any context.
+ */
+void rtrs_hb_received(struct rtrs_path *path)
+{
+	if (!READ_ONCE(path->hb_missed_cnt))
+		return;
+	if (!xchg(&path->hb_missed_cnt, 0))
+		return;
+	WRITE_ONCE(path->hb_cur_latency,
+		   ktime_sub(ktime_get(), READ_ONCE(path->hb_last_sent)));
+}
+EXPORT_SYMBOL_GPL(rtrs_hb_received);
 
 static int __init rtrs_core_init(void)
 {

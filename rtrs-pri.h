@@ -18,6 +18,9 @@
 #include <linux/stddef.h>
 #include <linux/types.h>
 #include <linux/uuid.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
 
 #define RTRS_PROTO_VER_MAJOR	2
 #define RTRS_PROTO_VER_MINOR	0
@@ -386,5 +389,195 @@ static inline void rtrs_io_rsp_decode(u32 payload, u32 *msg_id, int *errno)
 	*msg_id = payload & RTRS_IMM_MSG_ID_MASK;
 	*errno = -(int)(payload >> RTRS_IMM_MSG_ID_BITS);
 }
+
+/*
+ * The core's internal interface: what rtrs-core.ko offers rtrs-client.ko
+ * and rtrs-server.ko.  Nothing here is part of the public API.
+ */
+
+/**
+ * struct rtrs_ib_dev - an RDMA device and the PD every path on it shares
+ * @ib_dev: the device
+ * @ib_pd: protection domain of all connections on @ib_dev
+ * @ref: one reference per user (path); the last put frees the PD
+ * @entry: in @pool->devs
+ * @pool: pool this device belongs to
+ */
+struct rtrs_ib_dev {
+	struct ib_device	*ib_dev;
+	struct ib_pd		*ib_pd;
+	struct kref		ref;
+	struct list_head	entry;
+	struct rtrs_ib_dev_pool	*pool;
+};
+
+/**
+ * struct rtrs_ib_dev_pool - the devices in use by one module
+ * @mutex: protects @devs and the reference counts' drop to zero
+ * @devs: &struct rtrs_ib_dev entries, one per ib_device
+ * @pd_flags: flags for ib_alloc_pd() (the server wants an unsafe global
+ *	rkey for nothing, so normally 0)
+ */
+struct rtrs_ib_dev_pool {
+	struct mutex		mutex;	/* protects devs */
+	struct list_head	devs;
+	enum ib_pd_flags	pd_flags;
+};
+
+void rtrs_ib_dev_pool_init(struct rtrs_ib_dev_pool *pool,
+			   enum ib_pd_flags pd_flags);
+void rtrs_ib_dev_pool_destroy(struct rtrs_ib_dev_pool *pool);
+struct rtrs_ib_dev *rtrs_ib_dev_get(struct rtrs_ib_dev_pool *pool,
+				    struct ib_device *ib_dev);
+void rtrs_ib_dev_put(struct rtrs_ib_dev *dev);
+
+/**
+ * struct rtrs_iu - information unit: a DMA-mapped message buffer
+ * @cqe: completion entry; @cqe.done runs when a work request posted with
+ *	this IU completes
+ * @dma_addr: DMA address of @buf on the device it was mapped for
+ * @buf: the buffer
+ * @size: length of @buf
+ * @direction: DMA direction of the mapping
+ */
+struct rtrs_iu {
+	struct ib_cqe		cqe;
+	dma_addr_t		dma_addr;
+	void			*buf;
+	size_t			size;
+	enum dma_data_direction	direction;
+};
+
+struct rtrs_iu *rtrs_iu_alloc(u32 count, size_t size, gfp_t gfp,
+			      struct ib_device *dev,
+			      enum dma_data_direction dir,
+			      void (*done)(struct ib_cq *cq, struct ib_wc *wc));
+void rtrs_iu_free(struct rtrs_iu *iu, struct ib_device *dev, u32 count);
+
+struct rtrs_path;
+
+/**
+ * struct rtrs_con - one RDMA connection of a path
+ * @path: the path this connection belongs to
+ * @cm_id: RDMA CM id of the connection
+ * @qp: its queue pair, NULL until rtrs_cq_qp_create()
+ * @cq: completion queue of @qp (send and receive)
+ * @cid: index within the path; 0 is the admin connection
+ * @nr_cqe: size of @cq
+ * @poll_ctx: how @cq is polled (%IB_POLL_DIRECT for poll queues)
+ * @sq_wr_avail: free slots of the send queue
+ * @wr_cnt: sends posted, to signal one in every @signal_interval
+ * @signal_interval: an unsignaled send is signaled every this many; 0
+ *	counts as 1 (every send signaled)
+ * @max_send_wr: send queue size as created, after clamping to the device
+ *	(set by rtrs_cq_qp_create()); no chain longer than this is posted
+ * @max_recv_wr: receive queue size as created, after clamping to the device
+ *	(set by rtrs_cq_qp_create())
+ *
+ * Signaling: rtrs_iu_post_rdma_write_imm() and
+ * rtrs_post_rdma_write_imm_empty() count every call in @wr_cnt and signal
+ * the call whose count is a multiple of @signal_interval, or any call whose
+ * caller asks for %IB_SEND_SIGNALED.  rtrs_iu_post_send() is always
+ * signaled and not counted.  So a caller that takes one @sq_wr_avail slot
+ * per counted call may give back @signal_interval slots per signaled
+ * completion of those calls.  The core's own posts (heartbeat and its ack)
+ * take their slot with atomic_dec_if_positive(); no other core function
+ * touches @sq_wr_avail.
+ */
+struct rtrs_con {
+	struct rtrs_path	*path;
+	struct rdma_cm_id	*cm_id;
+	struct ib_qp		*qp;
+	struct ib_cq		*cq;
+	unsigned int		cid;
+	int			nr_cqe;
+	enum ib_poll_context	poll_ctx;
+	atomic_t		sq_wr_avail;
+	atomic_t		wr_cnt;
+	unsigned int		signal_interval;
+	u32			max_send_wr;
+	u32			max_recv_wr;
+};
+
+int rtrs_cq_qp_create(struct rtrs_path *path, struct rtrs_con *con,
+		      u32 max_send_sge, int cq_vector, int nr_cqe,
+		      u32 max_send_wr, u32 max_recv_wr,
+		      enum ib_poll_context poll_ctx);
+void rtrs_cq_qp_destroy(struct rtrs_con *con);
+
+int rtrs_iu_post_recv(struct rtrs_con *con, struct rtrs_iu *iu);
+int rtrs_iu_post_send(struct rtrs_con *con, struct rtrs_iu *iu, size_t size,
+		      struct ib_send_wr *head);
+int rtrs_iu_post_rdma_write_imm(struct rtrs_con *con, struct rtrs_iu *iu,
+				struct ib_sge *sge, unsigned int num_sge,
+				u32 rkey, u64 rdma_addr, u32 imm_data,
+				enum ib_send_flags flags,
+				struct ib_send_wr *head,
+				struct ib_send_wr *tail);
+int rtrs_post_recv_empty(struct rtrs_con *con, struct ib_cqe *cqe);
+int rtrs_post_rdma_write_imm_empty(struct rtrs_con *con, struct ib_cqe *cqe,
+				   u32 imm_data, struct ib_send_wr *head);
+
+/**
+ * struct rtrs_path - what a client path and a server path have in common
+ * @src_addr: local address
+ * @dst_addr: peer address
+ * @sessname: name of the session the path belongs to
+ * @uuid: identifies the path on the wire (sess_uuid)
+ * @con: the connections, @con_num of them
+ * @con_num: number of connections: admin + IO (+ poll on the client)
+ * @irq_con_num: connections with interrupt-driven CQs
+ * @recon_cnt: reconnections of this path so far
+ * @dev: device and PD the path's connections use
+ * @dev_ref: connections holding @dev
+ * @hb_cqe: completion entry of heartbeat writes
+ * @hb_err_handler: called (from @hb_wq) when @hb_missed_max beats in a row
+ *	went unanswered
+ * @hb_wq: workqueue running @hb_dwork
+ * @hb_dwork: sends the next heartbeat
+ * @hb_interval_ms: time between heartbeats
+ * @hb_missed_cnt: heartbeats sent since traffic was last received
+ * @hb_missed_max: unanswered heartbeats that make the path fail
+ * @hb_last_sent: when the last heartbeat left
+ * @hb_cur_latency: time from the last heartbeat sent to the first traffic
+ *	received after it
+ *
+ * Heartbeats: the work (on @hb_wq) and rtrs_hb_received() (in completion
+ * context, on any CPU) share @hb_missed_cnt, @hb_last_sent and
+ * @hb_cur_latency without a lock: the work raises the count with cmpxchg(),
+ * rtrs_hb_received() clears it with xchg(), and the timestamps are read and
+ * written with READ_ONCE()/WRITE_ONCE().  Callers outside the core only
+ * read them, with READ_ONCE().
+ */
+struct rtrs_path {
+	struct sockaddr_storage	src_addr;
+	struct sockaddr_storage	dst_addr;
+	char			sessname[NAME_MAX];
+	uuid_t			uuid;
+	struct rtrs_con		**con;
+	unsigned int		con_num;
+	unsigned int		irq_con_num;
+	unsigned int		recon_cnt;
+	struct rtrs_ib_dev	*dev;
+	int			dev_ref;
+	struct ib_cqe		*hb_cqe;
+	void			(*hb_err_handler)(struct rtrs_con *con);
+	struct workqueue_struct	*hb_wq;
+	struct delayed_work	hb_dwork;
+	unsigned int		hb_interval_ms;
+	unsigned int		hb_missed_cnt;
+	unsigned int		hb_missed_max;
+	ktime_t			hb_last_sent;
+	ktime_t			hb_cur_latency;
+};
+
+void rtrs_init_hb(struct rtrs_path *path, struct ib_cqe *cqe,
+		  unsigned int interval_ms, unsigned int missed_max,
+		  void (*err_handler)(struct rtrs_con *con),
+		  struct workqueue_struct *wq);
+void rtrs_start_hb(struct rtrs_path *path);
+void rtrs_stop_hb(struct rtrs_path *path);
+void rtrs_send_hb_ack(struct rtrs_path *path);
+void rtrs_hb_received(struct rtrs_path *path);
 
 #endif /* RTRS_PRI_H */

@@ -6,6 +6,7 @@
 b=$(rtrs_build_dir)
 check "runs the stock kernel" grep -q -- "-amd64$" /proc/sys/kernel/osrelease
 check "modprobe veth" modprobe veth
+check "modprobe rdma_cm" modprobe -a ib_core rdma_cm
 check "veth pair" ip link add veth0 type veth peer name veth1
 ip link set veth0 up
 ip link set veth1 up
