@@ -1,28 +1,326 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * rtrs: RDMA transport, server internals that a user may see.
+ * rtrs: RDMA transport, server internals.
  *
- * Why this file exists: rnbd's server tracepoint (drivers/block/rnbd in
- * Linux) includes mainline's private server header, which has this file's
- * name, and reads id->dir from the struct rtrs_srv_op that the public header
- * keeps opaque.  Completing the struct here lets rnbd build unmodified.  Users other
- * than that tracepoint should treat struct rtrs_srv_op as opaque.
+ * Why this file has its name: rnbd's server tracepoint (drivers/block/rnbd
+ * in Linux) includes mainline's private server header, which has this
+ * file's name, and reads id->dir from the struct rtrs_srv_op that the
+ * public header keeps opaque.  Completing the struct here lets rnbd build
+ * unmodified.  Users other than that tracepoint should treat struct
+ * rtrs_srv_op as opaque.  Everything else here is private to the
+ * server's rtrs-srv*.c files.
  */
 #ifndef RTRS_SRV_H
 #define RTRS_SRV_H
+
+#include <linux/completion.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/percpu-refcount.h>
+#include <linux/refcount.h>
+#include <linux/scatterlist.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+
+#include "rtrs-pri.h"
+#include "rtrs.h"
+
+struct rtrs_srv_con;
 
 /**
  * struct rtrs_srv_op - one client request being served
  * @dir: READ when the client reads from the server (the user fills the
  *	data area), WRITE when the client wrote into it.  Set before
  *	&rtrs_srv_ops.rdma_ev is called; constant until the answer.
+ * @con: connection the request came in on, and the answer goes out on
+ * @msg_id: chunk of the request; the answer carries it back
+ * @status: answer kept while the answer waits for send queue room
+ * @busy: bit 0 is set from the arrival of the request until its answer is
+ *	posted or dropped; a second request for a busy chunk is a protocol
+ *	violation
+ * @need_inval: the client asked for SEND WITH INVALIDATE of @desc.key
+ * @sg_cnt: descriptors of a READ, 0 or 1
+ * @desc: copy of the READ descriptor, validated
+ * @wait_entry: in &rtrs_srv_con.rsp_wait_list while the answer waits
  *
  * The handle &rtrs_srv_ops.rdma_ev gives the user and the user gives back
- * to rtrs_srv_resp_rdma().  The server's state of the request joins @dir
- * here as the IO path is written.
+ * to rtrs_srv_resp_rdma().  One per chunk and path.
  */
 struct rtrs_srv_op {
-	int	dir;
+	int			dir;
+	struct rtrs_srv_con	*con;
+	u32			msg_id;
+	int			status;
+	unsigned long		busy;
+	bool			need_inval;
+	u16			sg_cnt;
+	struct rtrs_sg_desc	desc;
+	struct list_head	wait_entry;
 };
+
+/**
+ * enum rtrs_srv_state - life of a server path
+ * @RTRS_SRV_CONNECTING: connections are being accepted; INFO_REQ not yet
+ * @RTRS_SRV_CONNECTED: INFO_RSP sent, IO flows
+ * @RTRS_SRV_CLOSING: close work queued or running
+ * @RTRS_SRV_CLOSED: torn down, about to be freed
+ */
+enum rtrs_srv_state {
+	RTRS_SRV_CONNECTING,
+	RTRS_SRV_CONNECTED,
+	RTRS_SRV_CLOSING,
+	RTRS_SRV_CLOSED,
+};
+
+/**
+ * struct rtrs_srv_ctx - what rtrs_srv_open() returns
+ * @ops: the user's callbacks
+ * @port: port (and IB service ID) listened on
+ * @cm_id_ip: IPv6-any (dual-stack) listener, NULL while no device exists
+ * @cm_id_ib: AF_IB listener, NULL while no device exists
+ * @entry: in the module's list of contexts (rtrs_srv_ctx_list)
+ * @mutex: protects @sess_list; taken before &rtrs_srv_sess.paths_mutex
+ * @sess_list: &struct rtrs_srv_sess of this context
+ *
+ * @cm_id_ip, @cm_id_ib and @entry are protected by the module's device
+ * mutex (rtrs_srv_dev_mutex).
+ */
+struct rtrs_srv_ctx {
+	struct rtrs_srv_ops	ops;
+	u16			port;
+	struct rdma_cm_id	*cm_id_ip;
+	struct rdma_cm_id	*cm_id_ib;
+	struct list_head	entry;
+	struct mutex		mutex;		/* sess_list */
+	struct list_head	sess_list;
+};
+
+/**
+ * struct rtrs_srv_sess - a client session: all paths of one paths_uuid
+ * @ctx: context the session belongs to
+ * @entry: in @ctx->sess_list, under @ctx->mutex
+ * @paths_uuid: identifies the session on the wire
+ * @refcount: one per path; dropped to zero under @ctx->mutex
+ * @paths_mutex: protects @paths_list, @paths_num and the creation of
+ *	connections of every path (&rtrs_path.con)
+ * @paths_list: &struct rtrs_srv_path of the session
+ * @paths_num: entries in @paths_list
+ * @ev_mutex: serialises &rtrs_srv_ops.link_ev of the session; protects
+ *	@paths_up
+ * @paths_up: paths that told the user they are up
+ * @priv: the user's pointer (rtrs_srv_set_sess_priv())
+ * @queue_depth: number of chunks
+ * @chunk_size: bytes per chunk, a power of two
+ * @chunks: the chunks, allocated once for the session's lifetime
+ */
+struct rtrs_srv_sess {
+	struct rtrs_srv_ctx	*ctx;
+	struct list_head	entry;
+	uuid_t			paths_uuid;
+	refcount_t		refcount;
+	struct mutex		paths_mutex;	/* paths, their con[] */
+	struct list_head	paths_list;
+	unsigned int		paths_num;
+	struct mutex		ev_mutex;	/* link_ev, paths_up */
+	unsigned int		paths_up;
+	void			*priv;
+	u32			queue_depth;
+	u32			chunk_size;
+	struct page		**chunks;
+};
+
+/**
+ * struct rtrs_srv_con - one connection of a server path
+ * @c: what the core knows of the connection
+ * @recv_cqe: completion of the empty receives that IO requests and
+ *	heartbeats consume
+ * @rsp_cqe: completion of the last (signaled) work request of an answer
+ * @write_cqe: completion of the RDMA WRITE of READ data (unsignaled)
+ * @reg_cqe: completion of a REG_MR (unsignaled)
+ * @inval_cqe: completion of a SEND WITH INVALIDATE (unsignaled)
+ * @rsp_wait_lock: protects @rsp_wait_list; taken with interrupts off
+ *	since answers may come from any context
+ * @rsp_wait_list: &struct rtrs_srv_op whose answers wait for send queue
+ *	room (&rtrs_con.sq_wr_avail)
+ */
+struct rtrs_srv_con {
+	struct rtrs_con		c;
+	struct ib_cqe		recv_cqe;
+	struct ib_cqe		rsp_cqe;
+	struct ib_cqe		write_cqe;
+	struct ib_cqe		reg_cqe;
+	struct ib_cqe		inval_cqe;
+	spinlock_t		rsp_wait_lock;	/* rsp_wait_list */
+	struct list_head	rsp_wait_list;
+};
+
+/**
+ * struct rtrs_srv_buf - a small message buffer, DMA-mapped
+ * @buf: the message
+ * @dma: its DMA address on the path's device
+ * @size: its length
+ * @dir: direction of the mapping
+ * @cqe: completion of the one work request that uses it at a time
+ */
+struct rtrs_srv_buf {
+	void			*buf;
+	dma_addr_t		dma;
+	size_t			size;
+	enum dma_data_direction	dir;
+	struct ib_cqe		cqe;
+};
+
+/**
+ * struct rtrs_srv_chunk - a session chunk as one path's device sees it
+ * @sg: the chunk, DMA-mapped for the path's device
+ * @mr: memory region the client writes the chunk through
+ * @inv_cqe: completion of the LOCAL_INV of @mr when a request arrives
+ * @inv_con: connection the request came in on, set before the LOCAL_INV
+ * @inv_off: header offset of that request
+ */
+struct rtrs_srv_chunk {
+	struct scatterlist	sg;
+	struct ib_mr		*mr;
+	struct ib_cqe		inv_cqe;
+	struct rtrs_srv_con	*inv_con;
+	u32			inv_off;
+};
+
+/**
+ * struct rtrs_srv_path - one path of a client session
+ * @s: what the core knows of the path
+ * @sess: the session
+ * @entry: in @sess->paths_list, under @sess->paths_mutex
+ * @state_lock: protects @state; taken with interrupts off
+ * @state: &enum rtrs_srv_state
+ * @established: the path told the user it is up; under @sess->ev_mutex
+ * @always_invalidate: chunks are re-keyed per IO
+ * @off_bits: rtrs_imm_off_bits() of the session's queue depth
+ * @chunks: @sess->queue_depth entries, mapped for @s.dev
+ * @ops: @sess->queue_depth request handles
+ * @rkey_msgs: @sess->queue_depth RKEY_RSP messages, one per chunk, sent
+ *	with the answers when chunks are re-keyed (always-invalidate only)
+ * @rkey_dma: DMA address of @rkey_msgs
+ * @info_req: receive buffer of the INFO_REQ, posted on connection 0
+ * @info_rsp: the INFO_RSP
+ * @ops_ref: one reference per request handed to the user
+ * @ops_done: completed when @ops_ref drops to zero after its kill
+ * @hb_cqe: completion of heartbeat writes
+ * @close_work: tears the path down
+ */
+struct rtrs_srv_path {
+	struct rtrs_path	s;
+	struct rtrs_srv_sess	*sess;
+	struct list_head	entry;
+	spinlock_t		state_lock;	/* state */
+	enum rtrs_srv_state	state;
+	bool			established;
+	bool			always_invalidate;
+	unsigned int		off_bits;
+	struct rtrs_srv_chunk	*chunks;
+	struct rtrs_srv_op	*ops;
+	struct rtrs_msg_rkey_rsp *rkey_msgs;
+	dma_addr_t		rkey_dma;
+	struct rtrs_srv_buf	info_req;
+	struct rtrs_srv_buf	info_rsp;
+	struct percpu_ref	ops_ref;
+	struct completion	ops_done;
+	struct ib_cqe		hb_cqe;
+	struct work_struct	close_work;
+};
+
+static inline struct rtrs_srv_con *to_srv_con(struct rtrs_con *c)
+{
+	return container_of(c, struct rtrs_srv_con, c);
+}
+
+static inline struct rtrs_srv_path *to_srv_path(struct rtrs_path *s)
+{
+	return container_of(s, struct rtrs_srv_path, s);
+}
+
+static inline struct rtrs_srv_path *con_to_path(struct rtrs_srv_con *con)
+{
+	return to_srv_path(con->c.path);
+}
+
+/* Connections a path may have, as mainline bounds them. */
+#define RTRS_SRV_MAX_CONS	4096
+
+/* Work requests one answer may take: data, REG_MR, invalidate, answer. */
+#define RTRS_SRV_RSP_WRS	4
+
+/**
+ * struct rtrs_srv_io_hdr - the header of an IO request, checked
+ * @dir: READ or WRITE
+ * @usr_len: length of the user message before the header
+ * @data_len: length of the data before the user message
+ * @need_inval: a READ whose client asked for SEND WITH INVALIDATE
+ * @sg_cnt: descriptors of a READ, 0 or 1; 0 for a WRITE
+ * @desc: the descriptor of a READ when @sg_cnt is 1
+ */
+struct rtrs_srv_io_hdr {
+	int			dir;
+	u32			usr_len;
+	u32			data_len;
+	bool			need_inval;
+	u16			sg_cnt;
+	struct rtrs_sg_desc	desc;
+};
+
+/* rtrs-srv.c */
+extern struct workqueue_struct *rtrs_srv_wq;
+extern struct rtrs_ib_dev_pool rtrs_srv_dev_pool;
+extern bool rtrs_srv_always_invalidate;
+u32 rtrs_srv_queue_depth(void);
+u32 rtrs_srv_chunk_size(void);
+u32 rtrs_srv_max_io_size(u32 chunk_size);
+
+/* rtrs-srv-path.c */
+int rtrs_srv_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev);
+void rtrs_srv_close_path(struct rtrs_srv_path *path);
+__printf(2, 3)
+void rtrs_srv_violation(struct rtrs_srv_path *path, const char *fmt, ...);
+void rtrs_srv_close_sessions(struct rtrs_srv_ctx *ctx,
+			     struct ib_device *ib_dev);
+enum rtrs_srv_state rtrs_srv_path_state(struct rtrs_srv_path *path);
+bool rtrs_srv_change_state(struct rtrs_srv_path *path,
+			   enum rtrs_srv_state old, enum rtrs_srv_state new);
+
+/* rtrs-srv-info.c */
+int rtrs_srv_alloc_info_bufs(struct rtrs_srv_path *path);
+void rtrs_srv_free_info_bufs(struct rtrs_srv_path *path);
+int rtrs_srv_post_info_recv(struct rtrs_srv_path *path,
+			    struct rtrs_srv_con *con);
+void rtrs_srv_path_down(struct rtrs_srv_path *path);
+
+/* rtrs-srv-chunk.c */
+int rtrs_srv_alloc_chunks(struct rtrs_srv_sess *sess);
+void rtrs_srv_free_chunks(struct rtrs_srv_sess *sess);
+int rtrs_srv_map_chunks(struct rtrs_srv_path *path);
+void rtrs_srv_unmap_chunks(struct rtrs_srv_path *path);
+struct ib_reg_wr *rtrs_srv_reg_chunks_wrs(struct rtrs_srv_path *path,
+					  struct ib_cqe *cqe);
+void rtrs_srv_fill_chunk_descs(struct rtrs_srv_path *path,
+			       struct rtrs_sg_desc *desc);
+
+/* rtrs-srv-io.c */
+int rtrs_srv_alloc_ops(struct rtrs_srv_path *path);
+void rtrs_srv_free_ops(struct rtrs_srv_path *path);
+void rtrs_srv_init_con_cqes(struct rtrs_srv_con *con);
+int rtrs_srv_post_recvs(struct rtrs_srv_con *con, unsigned int n);
+void rtrs_srv_drop_waiting(struct rtrs_srv_con *con);
+bool rtrs_srv_wc_ok(struct rtrs_srv_path *path, struct ib_wc *wc,
+		    const char *what);
+
+/* rtrs-srv-validate.c */
+int rtrs_srv_check_conn_req(const void *data, size_t len);
+int rtrs_srv_check_info_req(const void *buf, size_t len, char *name,
+			    size_t size);
+int rtrs_srv_check_imm(u32 imm);
+int rtrs_srv_check_io_req(u32 payload, unsigned int off_bits, u32 queue_depth,
+			  u32 chunk_size, u32 *id, u32 *off);
+int rtrs_srv_check_io_hdr(const void *chunk, u32 chunk_size, u32 off,
+			  u32 max_io, struct rtrs_srv_io_hdr *io);
 
 #endif /* RTRS_SRV_H */

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rtrs: RDMA transport, server chunk pool.
+ *
+ * A session owns queue_depth chunks, allocated once when the session is
+ * created and freed with it.  Each path maps them for its device and gives
+ * every chunk a memory region of its own, so that with always-invalidate a
+ * chunk can be invalidated when a request arrives and re-keyed when it is
+ * answered, shutting the client out while the server works on it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/gfp.h>
+#include <linux/slab.h>
+
+#include "rtrs-srv.h"
+
+static unsigned int rtrs_srv_chunk_order(struct rtrs_srv_sess *sess)
+{
+	return get_order(sess->chunk_size);
+}
+
+/**
+ * rtrs_srv_alloc_chunks() - allocate the chunks of a new session
+ * @sess: session with @queue_depth and @chunk_size set
+ *
+ * Chunks come from the page allocator as one naturally aligned block
+ * each, so that one memory region page of @chunk_size covers a chunk.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rtrs_srv_alloc_chunks(struct rtrs_srv_sess *sess)
+{
+	u32 i;
+
+	sess->chunks = kcalloc(sess->queue_depth, sizeof(*sess->chunks),
+			       GFP_KERNEL);
+	if (!sess->chunks)
+		return -ENOMEM;
+
+	for (i = 0; i < sess->queue_depth; i++) {
+		sess->chunks[i] = alloc_pages(GFP_KERNEL | __GFP_ZERO,
+					      rtrs_srv_chunk_order(sess));
+		if (!sess->chunks[i])
+			goto free;
+	}
+	return 0;
+
+free:
+	while (i--)
+		__free_pages(sess->chunks[i], rtrs_srv_chunk_order(sess));
+	kfree(sess->chunks);
+	sess->chunks = NULL;
+	return -ENOMEM;
+}
+
+/**
+ * rtrs_srv_free_chunks() - free the chunks of a session
+ * @sess: session whose paths are all gone
+ */
+void rtrs_srv_free_chunks(struct rtrs_srv_sess *sess)
+{
+	u32 i;
+
+	for (i = 0; i < sess->queue_depth; i++)
+		__free_pages(sess->chunks[i], rtrs_srv_chunk_order(sess));
+	kfree(sess->chunks);
+}
+
+static void rtrs_srv_unmap_chunk(struct rtrs_srv_path *path,
+				 struct rtrs_srv_chunk *chunk)
+{
+	ib_dereg_mr(chunk->mr);
+	ib_dma_unmap_sg(path->s.dev->ib_dev, &chunk->sg, 1,
+			DMA_BIDIRECTIONAL);
+}
+
+static int rtrs_srv_map_chunk(struct rtrs_srv_path *path, u32 id)
+{
+	struct rtrs_srv_sess *sess = path->sess;
+	struct rtrs_srv_chunk *chunk = &path->chunks[id];
+	struct ib_device *ib_dev = path->s.dev->ib_dev;
+	int err, nr;
+
+	sg_init_table(&chunk->sg, 1);
+	sg_set_page(&chunk->sg, sess->chunks[id], sess->chunk_size, 0);
+	if (ib_dma_map_sg(ib_dev, &chunk->sg, 1, DMA_BIDIRECTIONAL) != 1)
+		return -ENOMEM;
+
+	chunk->mr = ib_alloc_mr(path->s.dev->ib_pd, IB_MR_TYPE_MEM_REG, 1);
+	if (IS_ERR(chunk->mr)) {
+		err = PTR_ERR(chunk->mr);
+		goto unmap;
+	}
+	nr = ib_map_mr_sg(chunk->mr, &chunk->sg, 1, NULL, sess->chunk_size);
+	if (nr != 1) {
+		err = nr < 0 ? nr : -EINVAL;
+		goto dereg;
+	}
+	/* The key the INFO_RSP announces and its REG_MR registers. */
+	ib_update_fast_reg_key(chunk->mr, ib_inc_rkey(chunk->mr->rkey));
+	return 0;
+
+dereg:
+	ib_dereg_mr(chunk->mr);
+unmap:
+	ib_dma_unmap_sg(ib_dev, &chunk->sg, 1, DMA_BIDIRECTIONAL);
+	return err;
+}
+
+/**
+ * rtrs_srv_map_chunks() - map the session's chunks for a path's device
+ * @path: path with &rtrs_path.dev set
+ *
+ * Return: 0 or a negative errno; on error nothing stays mapped.
+ */
+int rtrs_srv_map_chunks(struct rtrs_srv_path *path)
+{
+	u32 depth = path->sess->queue_depth;
+	u32 i;
+	int err;
+
+	path->chunks = kcalloc(depth, sizeof(*path->chunks), GFP_KERNEL);
+	if (!path->chunks)
+		return -ENOMEM;
+
+	for (i = 0; i < depth; i++) {
+		err = rtrs_srv_map_chunk(path, i);
+		if (err)
+			goto unmap;
+	}
+	path->off_bits = rtrs_imm_off_bits(depth);
+	return 0;
+
+unmap:
+	while (i--)
+		rtrs_srv_unmap_chunk(path, &path->chunks[i]);
+	kfree(path->chunks);
+	path->chunks = NULL;
+	return err;
+}
+
+/**
+ * rtrs_srv_unmap_chunks() - undo rtrs_srv_map_chunks()
+ * @path: path whose queue pairs are destroyed
+ */
+void rtrs_srv_unmap_chunks(struct rtrs_srv_path *path)
+{
+	u32 i;
+
+	for (i = 0; i < path->sess->queue_depth; i++)
+		rtrs_srv_unmap_chunk(path, &path->chunks[i]);
+	kfree(path->chunks);
+	path->chunks = NULL;
+}
+
+/**
+ * rtrs_srv_reg_chunks_wrs() - REG_MR work requests of every chunk
+ * @path: mapped path
+ * @cqe: completion entry of the (unsignaled) work requests
+ *
+ * Chained in chunk order, the last one's next left NULL for the caller.
+ *
+ * Return: the array (kfree() it after posting), or NULL.
+ */
+struct ib_reg_wr *rtrs_srv_reg_chunks_wrs(struct rtrs_srv_path *path,
+					  struct ib_cqe *cqe)
+{
+	u32 depth = path->sess->queue_depth;
+	struct ib_reg_wr *wrs;
+	u32 i;
+
+	wrs = kcalloc(depth, sizeof(*wrs), GFP_KERNEL);
+	if (!wrs)
+		return NULL;
+
+	for (i = 0; i < depth; i++) {
+		struct ib_mr *mr = path->chunks[i].mr;
+
+		wrs[i].wr.next = i + 1 < depth ? &wrs[i + 1].wr : NULL;
+		wrs[i].wr.opcode = IB_WR_REG_MR;
+		wrs[i].wr.wr_cqe = cqe;
+		wrs[i].mr = mr;
+		wrs[i].key = mr->rkey;
+		wrs[i].access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	}
+	return wrs;
+}
+
+/**
+ * rtrs_srv_fill_chunk_descs() - the INFO_RSP descriptors of a path
+ * @path: mapped path
+ * @desc: queue_depth entries to fill, one memory region per chunk
+ */
+void rtrs_srv_fill_chunk_descs(struct rtrs_srv_path *path,
+			       struct rtrs_sg_desc *desc)
+{
+	u32 i;
+
+	for (i = 0; i < path->sess->queue_depth; i++) {
+		struct ib_mr *mr = path->chunks[i].mr;
+
+		desc[i].addr = cpu_to_le64(mr->iova);
+		desc[i].key = cpu_to_le32(mr->rkey);
+		desc[i].len = cpu_to_le32(mr->length);
+	}
+}

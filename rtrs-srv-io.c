@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rtrs: RDMA transport, server IO path.
+ *
+ * A client request is an RDMA WRITE WITH IMMEDIATE into a chunk: data,
+ * user message and READ or WRITE header, the immediate saying which chunk
+ * and where in it the header sits.  With always-invalidate the chunk's
+ * memory region is invalidated first, so the client cannot touch the chunk
+ * while we work on it.  We copy and check the header, hand the request to
+ * the user, and answer it when the user calls rtrs_srv_resp_rdma(): for a
+ * READ the data goes to the client's buffer by RDMA WRITE first; the
+ * answer itself is an immediate (message id and errno), carried by a SEND
+ * with the chunk's new rkey when chunks are re-keyed.
+ *
+ * Nothing here takes a lock that all CPUs share: requests are counted with
+ * a per-CPU reference, answers waiting for send queue room queue on their
+ * connection.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-mapping.h>
+#include <linux/kernel.h>
+#include <linux/slab.h>
+
+#include "rtrs-srv.h"
+
+/* The work requests of one answer, built on the stack. */
+struct rtrs_srv_rsp_wrs {
+	struct ib_rdma_wr	data;
+	struct ib_reg_wr	reg;
+	struct ib_send_wr	inval;
+	struct ib_rdma_wr	rsp;
+	struct ib_sge		data_sge;
+	struct ib_sge		rkey_sge;
+};
+
+static void rtrs_srv_ops_release(struct percpu_ref *ref)
+{
+	struct rtrs_srv_path *path = container_of(ref, struct rtrs_srv_path,
+						  ops_ref);
+
+	complete(&path->ops_done);
+}
+
+static int rtrs_srv_alloc_rkey_msgs(struct rtrs_srv_path *path)
+{
+	size_t size = path->sess->queue_depth * sizeof(*path->rkey_msgs);
+	struct ib_device *ib_dev = path->s.dev->ib_dev;
+
+	path->rkey_msgs = kzalloc(size, GFP_KERNEL);
+	if (!path->rkey_msgs)
+		return -ENOMEM;
+	path->rkey_dma = ib_dma_map_single(ib_dev, path->rkey_msgs, size,
+					   DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ib_dev, path->rkey_dma)) {
+		kfree(path->rkey_msgs);
+		path->rkey_msgs = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void rtrs_srv_free_rkey_msgs(struct rtrs_srv_path *path)
+{
+	size_t size = path->sess->queue_depth * sizeof(*path->rkey_msgs);
+
+	if (!path->rkey_msgs)
+		return;
+	ib_dma_unmap_single(path->s.dev->ib_dev, path->rkey_dma, size,
+			    DMA_TO_DEVICE);
+	kfree(path->rkey_msgs);
+}
+
+/**
+ * rtrs_srv_alloc_ops() - request handles and answer buffers of a path
+ * @path: path with its chunks mapped
+ *
+ * Return: 0 or a negative errno; on error nothing stays allocated.
+ */
+int rtrs_srv_alloc_ops(struct rtrs_srv_path *path)
+{
+	u32 i, depth = path->sess->queue_depth;
+	int err = -ENOMEM;
+
+	path->ops = kcalloc(depth, sizeof(*path->ops), GFP_KERNEL);
+	if (!path->ops)
+		return -ENOMEM;
+	for (i = 0; i < depth; i++) {
+		path->ops[i].msg_id = i;
+		INIT_LIST_HEAD(&path->ops[i].wait_entry);
+	}
+
+	if (path->always_invalidate) {
+		err = rtrs_srv_alloc_rkey_msgs(path);
+		if (err)
+			goto free_ops;
+	}
+
+	init_completion(&path->ops_done);
+	err = percpu_ref_init(&path->ops_ref, rtrs_srv_ops_release, 0,
+			      GFP_KERNEL);
+	if (err)
+		goto free_rkey_msgs;
+	return 0;
+
+free_rkey_msgs:
+	rtrs_srv_free_rkey_msgs(path);
+free_ops:
+	kfree(path->ops);
+	path->ops = NULL;
+	return err;
+}
+
+/**
+ * rtrs_srv_free_ops() - undo rtrs_srv_alloc_ops()
+ * @path: path whose requests are all answered or dropped
+ */
+void rtrs_srv_free_ops(struct rtrs_srv_path *path)
+{
+	percpu_ref_exit(&path->ops_ref);
+	rtrs_srv_free_rkey_msgs(path);
+	kfree(path->ops);
+	path->ops = NULL;
+}
+
+/**
+ * rtrs_srv_wc_ok() - check a completion's status
+ * @path: path of the connection the work request was on
+ * @wc: the completion
+ * @what: what failed, for the log
+ *
+ * A failed work request fails the path; flushes after a failure, or of a
+ * closing path, are quiet.
+ *
+ * Return: true when @wc succeeded.
+ */
+bool rtrs_srv_wc_ok(struct rtrs_srv_path *path, struct ib_wc *wc,
+		    const char *what)
+{
+	if (likely(wc->status == IB_WC_SUCCESS))
+		return true;
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_err_ratelimited("%s: %s failed: %s\n", path->s.sessname,
+				   what, ib_wc_status_msg(wc->status));
+	rtrs_srv_close_path(path);
+	return false;
+}
+
+static void rtrs_srv_write_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_srv_con *con = container_of(wc->wr_cqe,
+						struct rtrs_srv_con,
+						write_cqe);
+
+	rtrs_srv_wc_ok(con_to_path(con), wc, "RDMA WRITE of READ data");
+}
+
+static void rtrs_srv_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_srv_con *con = container_of(wc->wr_cqe,
+						struct rtrs_srv_con, reg_cqe);
+
+	rtrs_srv_wc_ok(con_to_path(con), wc, "REG_MR of a chunk");
+}
+
+static void rtrs_srv_inval_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_srv_con *con = container_of(wc->wr_cqe,
+						struct rtrs_srv_con,
+						inval_cqe);
+
+	rtrs_srv_wc_ok(con_to_path(con), wc, "SEND WITH INVALIDATE");
+}
+
+/* Room for one answer in the send queue. */
+static bool rtrs_srv_sq_get(struct rtrs_srv_con *con)
+{
+	if (atomic_sub_return(RTRS_SRV_RSP_WRS, &con->c.sq_wr_avail) >= 0)
+		return true;
+	atomic_add(RTRS_SRV_RSP_WRS, &con->c.sq_wr_avail);
+	return false;
+}
+
+static void rtrs_srv_sq_put(struct rtrs_srv_con *con)
+{
+	atomic_add(RTRS_SRV_RSP_WRS, &con->c.sq_wr_avail);
+}
+
+/* The request is finished without an answer (path down). */
+static void rtrs_srv_op_drop(struct rtrs_srv_path *path,
+			     struct rtrs_srv_op *op)
+{
+	clear_bit(0, &op->busy);
+	percpu_ref_put(&path->ops_ref);
+}
+
+static void rtrs_srv_chain(struct ib_send_wr ***tail, struct ib_send_wr *wr)
+{
+	**tail = wr;
+	*tail = &wr->next;
+}
+
+static void rtrs_srv_add_data_wr(struct rtrs_srv_con *con,
+				 struct rtrs_srv_op *op,
+				 struct rtrs_srv_rsp_wrs *w,
+				 struct ib_send_wr ***tail)
+{
+	struct rtrs_srv_path *path = con_to_path(con);
+	struct rtrs_srv_chunk *chunk = &path->chunks[op->msg_id];
+
+	w->data_sge.addr = sg_dma_address(&chunk->sg);
+	w->data_sge.length = le32_to_cpu(op->desc.len);
+	w->data_sge.lkey = path->s.dev->ib_pd->local_dma_lkey;
+	ib_dma_sync_single_for_device(path->s.dev->ib_dev, w->data_sge.addr,
+				      w->data_sge.length, DMA_BIDIRECTIONAL);
+
+	w->data.wr.opcode = IB_WR_RDMA_WRITE;
+	w->data.wr.wr_cqe = &con->write_cqe;
+	w->data.wr.sg_list = &w->data_sge;
+	w->data.wr.num_sge = 1;
+	w->data.remote_addr = le64_to_cpu(op->desc.addr);
+	w->data.rkey = le32_to_cpu(op->desc.key);
+	rtrs_srv_chain(tail, &w->data.wr);
+}
+
+/* Re-key the chunk and tell the client the new key with the answer. */
+static void rtrs_srv_add_reg_wr(struct rtrs_srv_con *con,
+				struct rtrs_srv_op *op,
+				struct rtrs_srv_rsp_wrs *w,
+				struct ib_send_wr ***tail)
+{
+	struct rtrs_srv_path *path = con_to_path(con);
+	struct ib_mr *mr = path->chunks[op->msg_id].mr;
+	struct rtrs_msg_rkey_rsp *msg = &path->rkey_msgs[op->msg_id];
+	dma_addr_t dma = path->rkey_dma + op->msg_id * sizeof(*msg);
+
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	w->reg.wr.opcode = IB_WR_REG_MR;
+	w->reg.wr.wr_cqe = &con->reg_cqe;
+	w->reg.mr = mr;
+	w->reg.key = mr->rkey;
+	w->reg.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE;
+	rtrs_srv_chain(tail, &w->reg.wr);
+
+	msg->type = cpu_to_le16(RTRS_MSG_RKEY_RSP);
+	msg->buf_id = cpu_to_le16(op->msg_id);
+	msg->rkey = cpu_to_le32(mr->rkey);
+	ib_dma_sync_single_for_device(path->s.dev->ib_dev, dma, sizeof(*msg),
+				      DMA_TO_DEVICE);
+	w->rkey_sge.addr = dma;
+	w->rkey_sge.length = sizeof(*msg);
+	w->rkey_sge.lkey = path->s.dev->ib_pd->local_dma_lkey;
+}
+
+static void rtrs_srv_add_inval_wr(struct rtrs_srv_con *con,
+				  struct rtrs_srv_op *op,
+				  struct rtrs_srv_rsp_wrs *w,
+				  struct ib_send_wr ***tail)
+{
+	w->inval.opcode = IB_WR_SEND_WITH_INV;
+	w->inval.wr_cqe = &con->inval_cqe;
+	w->inval.ex.invalidate_rkey = le32_to_cpu(op->desc.key);
+	rtrs_srv_chain(tail, &w->inval);
+}
+
+static void rtrs_srv_add_rsp_wr(struct rtrs_srv_con *con,
+				struct rtrs_srv_op *op, int status,
+				struct rtrs_srv_rsp_wrs *w,
+				struct ib_send_wr ***tail)
+{
+	struct rtrs_srv_path *path = con_to_path(con);
+	u32 imm = rtrs_io_rsp_imm(op->msg_id, status, op->need_inval);
+
+	w->rsp.wr.wr_cqe = &con->rsp_cqe;
+	w->rsp.wr.send_flags = IB_SEND_SIGNALED;
+	w->rsp.wr.ex.imm_data = cpu_to_be32(imm);
+	if (path->always_invalidate) {
+		w->rsp.wr.opcode = IB_WR_SEND_WITH_IMM;
+		w->rsp.wr.sg_list = &w->rkey_sge;
+		w->rsp.wr.num_sge = 1;
+	} else {
+		w->rsp.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+	}
+	rtrs_srv_chain(tail, &w->rsp.wr);
+}
+
+/*
+ * Post the answer of @op, for which the caller took send queue room.  The
+ * chunk is free for the client's next request once the answer leaves, so
+ * @op is released before the post.
+ */
+static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
+			      struct rtrs_srv_op *op, int status)
+{
+	struct rtrs_srv_path *path = con_to_path(con);
+	struct rtrs_srv_rsp_wrs w = {};
+	struct ib_send_wr *first = NULL, **tail = &first;
+	int err;
+
+	if (op->dir == READ && !status && op->sg_cnt)
+		rtrs_srv_add_data_wr(con, op, &w, &tail);
+	if (path->always_invalidate)
+		rtrs_srv_add_reg_wr(con, op, &w, &tail);
+	if (op->need_inval)
+		rtrs_srv_add_inval_wr(con, op, &w, &tail);
+	rtrs_srv_add_rsp_wr(con, op, status, &w, &tail);
+
+	clear_bit(0, &op->busy);
+	err = ib_post_send(con->c.qp, first, NULL);
+	if (err) {
+		rtrs_srv_sq_put(con);
+		pr_err_ratelimited("%s: posting an answer failed: %d\n",
+				   path->s.sessname, err);
+		rtrs_srv_close_path(path);
+	}
+	percpu_ref_put(&path->ops_ref);
+}
+
+/* Post the answers that wait for send queue room, while there is room. */
+static void rtrs_srv_kick_waiting(struct rtrs_srv_con *con)
+{
+	struct rtrs_srv_path *path = con_to_path(con);
+	struct rtrs_srv_op *op;
+	unsigned long flags;
+
+	for (;;) {
+		spin_lock_irqsave(&con->rsp_wait_lock, flags);
+		op = list_first_entry_or_null(&con->rsp_wait_list,
+					      struct rtrs_srv_op, wait_entry);
+		if (op && !rtrs_srv_sq_get(con))
+			op = NULL;
+		if (op)
+			list_del_init(&op->wait_entry);
+		spin_unlock_irqrestore(&con->rsp_wait_lock, flags);
+		if (!op)
+			return;
+
+		if (rtrs_srv_path_state(path) == RTRS_SRV_CONNECTED) {
+			rtrs_srv_post_rsp(con, op, op->status);
+		} else {
+			rtrs_srv_sq_put(con);
+			rtrs_srv_op_drop(path, op);
+		}
+	}
+}
+
+/**
+ * rtrs_srv_drop_waiting() - finish the answers still waiting for room
+ * @con: connection of a closing path, drained
+ */
+void rtrs_srv_drop_waiting(struct rtrs_srv_con *con)
+{
+	struct rtrs_srv_path *path = con_to_path(con);
+	struct rtrs_srv_op *op, *tmp;
+	unsigned long flags;
+	LIST_HEAD(list);
+
+	spin_lock_irqsave(&con->rsp_wait_lock, flags);
+	list_splice_init(&con->rsp_wait_list, &list);
+	spin_unlock_irqrestore(&con->rsp_wait_lock, flags);
+
+	list_for_each_entry_safe(op, tmp, &list, wait_entry) {
+		list_del_init(&op->wait_entry);
+		rtrs_srv_op_drop(path, op);
+	}
+}
+
+static void rtrs_srv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_srv_con *con = container_of(wc->wr_cqe,
+						struct rtrs_srv_con, rsp_cqe);
+	struct rtrs_srv_path *path = con_to_path(con);
+
+	rtrs_srv_sq_put(con);
+	if (rtrs_srv_wc_ok(path, wc, "answer"))
+		rtrs_hb_received(&path->s);
+	rtrs_srv_kick_waiting(con);
+}
+
+/**
+ * rtrs_srv_resp_rdma() - answer one request
+ * @id: operation handed to the user by &rtrs_srv_ops.rdma_ev.
+ * @status: 0, or the negative errno the client's
+ *	&rtrs_clt_req_ops.conf_fn will see; magnitudes above 511 reach the
+ *	client as -EIO.
+ *
+ * For a successful READ with a descriptor, first RDMA-writes the data
+ * area to the client's buffer, then sends the status; with
+ * always-invalidate the chunk is re-keyed and the new key travels with
+ * the status.  When the client asked for it, its buffer is invalidated by
+ * a SEND WITH INVALIDATE.  Must be called for every operation the user
+ * took, even when its path has gone down meanwhile: closing a path waits
+ * for all of them.  After the call @id belongs to rtrs again.
+ *
+ * Context: any context, including hard interrupt.
+ * Return: true when the answer was posted, or dropped because the path is
+ * no longer connected; false when the send queue was full and the answer
+ * was queued, to be posted when room frees up.  Either way the user is
+ * done with @id.
+ */
+bool rtrs_srv_resp_rdma(struct rtrs_srv_op *id, int status)
+{
+	struct rtrs_srv_con *con = id->con;
+	struct rtrs_srv_path *path = con_to_path(con);
+	unsigned long flags;
+
+	if (rtrs_srv_path_state(path) != RTRS_SRV_CONNECTED) {
+		rtrs_srv_op_drop(path, id);
+		return true;
+	}
+	if (list_empty_careful(&con->rsp_wait_list) && rtrs_srv_sq_get(con)) {
+		rtrs_srv_post_rsp(con, id, status);
+		return true;
+	}
+
+	id->status = status;
+	spin_lock_irqsave(&con->rsp_wait_lock, flags);
+	list_add_tail(&id->wait_entry, &con->rsp_wait_list);
+	spin_unlock_irqrestore(&con->rsp_wait_lock, flags);
+	/* Room may have come back before we queued: look again. */
+	rtrs_srv_kick_waiting(con);
+	return false;
+}
+EXPORT_SYMBOL_GPL(rtrs_srv_resp_rdma);
+
+/* The chunk is ours: check the request and give it to the user. */
+static void rtrs_srv_process_io(struct rtrs_srv_con *con, u32 id, u32 off)
+{
+	struct rtrs_srv_path *path = con_to_path(con);
+	struct rtrs_srv_sess *sess = path->sess;
+	struct rtrs_srv_op *op = &path->ops[id];
+	void *data = page_address(sess->chunks[id]);
+	struct rtrs_srv_io_hdr io;
+	int err;
+
+	ib_dma_sync_single_for_cpu(path->s.dev->ib_dev,
+				   sg_dma_address(&path->chunks[id].sg),
+				   sess->chunk_size, DMA_BIDIRECTIONAL);
+	err = rtrs_srv_check_io_hdr(data, sess->chunk_size, off,
+				    rtrs_srv_max_io_size(sess->chunk_size),
+				    &io);
+	if (err) {
+		clear_bit(0, &op->busy);
+		rtrs_srv_violation(path, "malformed IO header in chunk %u at %u: %pe",
+				   id, off, ERR_PTR(err));
+		return;
+	}
+	if (!percpu_ref_tryget_live(&path->ops_ref)) {
+		clear_bit(0, &op->busy);
+		return;
+	}
+
+	op->con = con;
+	op->dir = io.dir;
+	op->sg_cnt = io.sg_cnt;
+	op->desc = io.desc;
+	op->need_inval = io.need_inval;
+	err = sess->ctx->ops.rdma_ev(READ_ONCE(sess->priv), op, data,
+				     io.data_len, data + io.data_len,
+				     io.usr_len);
+	if (err)
+		rtrs_srv_resp_rdma(op, err);
+}
+
+static void rtrs_srv_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_srv_chunk *chunk = container_of(wc->wr_cqe,
+						    struct rtrs_srv_chunk,
+						    inv_cqe);
+	struct rtrs_srv_con *con = chunk->inv_con;
+	struct rtrs_srv_path *path = con_to_path(con);
+	u32 id = chunk - path->chunks;
+
+	if (!rtrs_srv_wc_ok(path, wc, "LOCAL_INV of a chunk")) {
+		clear_bit(0, &path->ops[id].busy);
+		return;
+	}
+	rtrs_srv_process_io(con, id, chunk->inv_off);
+}
+
+/* Shut the client out of the chunk before looking at it. */
+static int rtrs_srv_inv_chunk(struct rtrs_srv_con *con, u32 id, u32 off)
+{
+	struct rtrs_srv_chunk *chunk = &con_to_path(con)->chunks[id];
+	struct ib_send_wr wr = {
+		.opcode		    = IB_WR_LOCAL_INV,
+		.wr_cqe		    = &chunk->inv_cqe,
+		.send_flags	    = IB_SEND_SIGNALED,
+		.ex.invalidate_rkey = chunk->mr->rkey,
+	};
+
+	chunk->inv_cqe.done = rtrs_srv_inv_done;
+	chunk->inv_con = con;
+	chunk->inv_off = off;
+	return ib_post_send(con->c.qp, &wr, NULL);
+}
+
+static void rtrs_srv_io_req(struct rtrs_srv_con *con, u32 payload)
+{
+	struct rtrs_srv_path *path = con_to_path(con);
+	enum rtrs_srv_state state = rtrs_srv_path_state(path);
+	u32 id, off;
+	int err;
+
+	if (state != RTRS_SRV_CONNECTED) {
+		if (state == RTRS_SRV_CONNECTING)
+			rtrs_srv_violation(path, "IO request before INFO_REQ");
+		return;
+	}
+	if (rtrs_srv_check_io_req(payload, path->off_bits,
+				  path->sess->queue_depth,
+				  path->sess->chunk_size, &id, &off)) {
+		rtrs_srv_violation(path, "IO request for chunk %u offset %u",
+				   id, off);
+		return;
+	}
+	if (test_and_set_bit(0, &path->ops[id].busy)) {
+		rtrs_srv_violation(path, "IO request for busy chunk %u", id);
+		return;
+	}
+	if (!path->always_invalidate) {
+		rtrs_srv_process_io(con, id, off);
+		return;
+	}
+	err = rtrs_srv_inv_chunk(con, id, off);
+	if (err) {
+		clear_bit(0, &path->ops[id].busy);
+		pr_err_ratelimited("%s: posting LOCAL_INV failed: %d\n",
+				   path->s.sessname, err);
+		rtrs_srv_close_path(path);
+	}
+}
+
+static void rtrs_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_srv_con *con = container_of(wc->wr_cqe,
+						struct rtrs_srv_con, recv_cqe);
+	struct rtrs_srv_path *path = con_to_path(con);
+	u32 imm;
+	int err;
+
+	if (!rtrs_srv_wc_ok(path, wc, "receive"))
+		return;
+	if (wc->opcode != IB_WC_RECV_RDMA_WITH_IMM ||
+	    !(wc->wc_flags & IB_WC_WITH_IMM)) {
+		rtrs_srv_violation(path, "unexpected message, opcode %d",
+				   wc->opcode);
+		return;
+	}
+	rtrs_hb_received(&path->s);
+
+	err = rtrs_post_recv_empty(&con->c, &con->recv_cqe);
+	if (err) {
+		pr_err_ratelimited("%s: posting a receive failed: %d\n",
+				   path->s.sessname, err);
+		rtrs_srv_close_path(path);
+		return;
+	}
+
+	imm = be32_to_cpu(wc->ex.imm_data);
+	if (rtrs_srv_check_imm(imm)) {
+		rtrs_srv_violation(path, "unknown immediate type %u",
+				   rtrs_imm_type(imm));
+		return;
+	}
+	switch (rtrs_imm_type(imm)) {
+	case RTRS_IO_REQ_IMM:
+		rtrs_srv_io_req(con, rtrs_imm_payload(imm));
+		break;
+	case RTRS_HB_MSG_IMM:
+		rtrs_send_hb_ack(&path->s);
+		break;
+	}
+}
+
+/**
+ * rtrs_srv_init_con_cqes() - set the completion handlers of a connection
+ * @con: new connection
+ */
+void rtrs_srv_init_con_cqes(struct rtrs_srv_con *con)
+{
+	con->recv_cqe.done = rtrs_srv_recv_done;
+	con->rsp_cqe.done = rtrs_srv_rsp_done;
+	con->write_cqe.done = rtrs_srv_write_done;
+	con->reg_cqe.done = rtrs_srv_reg_done;
+	con->inval_cqe.done = rtrs_srv_inval_done;
+	spin_lock_init(&con->rsp_wait_lock);
+	INIT_LIST_HEAD(&con->rsp_wait_list);
+}
+
+/**
+ * rtrs_srv_post_recvs() - post the receives IO requests consume
+ * @con: connection with its queue pair
+ * @n: how many
+ *
+ * Return: 0 or the error of the first post that failed.
+ */
+int rtrs_srv_post_recvs(struct rtrs_srv_con *con, unsigned int n)
+{
+	int err;
+
+	while (n--) {
+		err = rtrs_post_recv_empty(&con->c, &con->recv_cqe);
+		if (err)
+			return err;
+	}
+	return 0;
+}

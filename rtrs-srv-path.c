@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rtrs: RDMA transport, server sessions, paths and connections.
+ *
+ * A client session (paths_uuid) has one or more paths (sess_uuid), each
+ * of cid_num connections, which arrive one RDMA CM connect request at a
+ * time.  The first connection of a new session carries the first-conn
+ * flag and creates the session with its chunks; the first connection of a
+ * path creates the path and maps the chunks for its device.  A path is
+ * torn down by its close work only, whatever made it fail: a CM event, a
+ * failed work request, a protocol violation, missed heartbeats, the
+ * device going away or rtrs_srv_close().
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <rdma/ib_cm.h>
+
+#include "rtrs-srv.h"
+
+/**
+ * rtrs_srv_path_state() - state of a path, read without a lock
+ * @path: the path
+ *
+ * Return: the state at the time of the read.
+ */
+enum rtrs_srv_state rtrs_srv_path_state(struct rtrs_srv_path *path)
+{
+	return READ_ONCE(path->state);
+}
+
+/**
+ * rtrs_srv_change_state() - move a path from one state to another
+ * @path: the path
+ * @old: state it must be in
+ * @new: state to move to
+ *
+ * Return: true when @path was in @old and is now in @new.
+ */
+bool rtrs_srv_change_state(struct rtrs_srv_path *path,
+			   enum rtrs_srv_state old, enum rtrs_srv_state new)
+{
+	unsigned long flags;
+	bool changed;
+
+	spin_lock_irqsave(&path->state_lock, flags);
+	changed = path->state == old;
+	if (changed)
+		WRITE_ONCE(path->state, new);
+	spin_unlock_irqrestore(&path->state_lock, flags);
+	return changed;
+}
+
+/**
+ * rtrs_srv_close_path() - start tearing a path down
+ * @path: the path
+ *
+ * Queues the close work the first time it is called for @path; later
+ * calls do nothing.
+ *
+ * Context: any context.
+ */
+void rtrs_srv_close_path(struct rtrs_srv_path *path)
+{
+	unsigned long flags;
+	bool close;
+
+	spin_lock_irqsave(&path->state_lock, flags);
+	close = path->state == RTRS_SRV_CONNECTING ||
+		path->state == RTRS_SRV_CONNECTED;
+	if (close)
+		WRITE_ONCE(path->state, RTRS_SRV_CLOSING);
+	spin_unlock_irqrestore(&path->state_lock, flags);
+
+	if (close)
+		queue_work(rtrs_srv_wq, &path->close_work);
+}
+
+/**
+ * rtrs_srv_violation() - a peer broke the protocol: log it, close the path
+ * @path: the path
+ * @fmt: what the peer did, printf-style, without newline
+ *
+ * One rate-limited line, then the path goes.
+ *
+ * Context: any context.
+ */
+void rtrs_srv_violation(struct rtrs_srv_path *path, const char *fmt, ...)
+{
+	struct va_format vaf;
+	va_list args;
+
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	pr_err_ratelimited("%s: %pV\n", path->s.sessname, &vaf);
+	va_end(args);
+	rtrs_srv_close_path(path);
+}
+
+/**
+ * rtrs_srv_close_sessions() - close the paths of a context
+ * @ctx: the context
+ * @ib_dev: close only the paths on this device; NULL for all
+ *
+ * Does not wait: flush rtrs_srv_wq for that.
+ */
+void rtrs_srv_close_sessions(struct rtrs_srv_ctx *ctx,
+			     struct ib_device *ib_dev)
+{
+	struct rtrs_srv_path *path;
+	struct rtrs_srv_sess *sess;
+
+	mutex_lock(&ctx->mutex);
+	list_for_each_entry(sess, &ctx->sess_list, entry) {
+		mutex_lock(&sess->paths_mutex);
+		list_for_each_entry(path, &sess->paths_list, entry)
+			if (!ib_dev || path->s.dev->ib_dev == ib_dev)
+				rtrs_srv_close_path(path);
+		mutex_unlock(&sess->paths_mutex);
+	}
+	mutex_unlock(&ctx->mutex);
+}
+
+/* Sessions. */
+
+static void rtrs_srv_free_sess(struct rtrs_srv_sess *sess)
+{
+	rtrs_srv_free_chunks(sess);
+	mutex_destroy(&sess->ev_mutex);
+	mutex_destroy(&sess->paths_mutex);
+	kfree(sess);
+}
+
+static struct rtrs_srv_sess *rtrs_srv_alloc_sess(struct rtrs_srv_ctx *ctx,
+						 const uuid_t *paths_uuid)
+{
+	struct rtrs_srv_sess *sess;
+	int err;
+
+	sess = kzalloc(sizeof(*sess), GFP_KERNEL);
+	if (!sess)
+		return ERR_PTR(-ENOMEM);
+
+	sess->ctx = ctx;
+	uuid_copy(&sess->paths_uuid, paths_uuid);
+	refcount_set(&sess->refcount, 1);
+	mutex_init(&sess->paths_mutex);
+	INIT_LIST_HEAD(&sess->paths_list);
+	mutex_init(&sess->ev_mutex);
+	sess->queue_depth = rtrs_srv_queue_depth();
+	sess->chunk_size = rtrs_srv_chunk_size();
+
+	err = rtrs_srv_alloc_chunks(sess);
+	if (err) {
+		mutex_destroy(&sess->ev_mutex);
+		mutex_destroy(&sess->paths_mutex);
+		kfree(sess);
+		return ERR_PTR(err);
+	}
+	return sess;
+}
+
+/*
+ * Find the session of @paths_uuid and take a reference, or create it when
+ * this is the first connection of a new session.
+ */
+static struct rtrs_srv_sess *rtrs_srv_get_sess(struct rtrs_srv_ctx *ctx,
+					       const uuid_t *paths_uuid,
+					       bool first_conn)
+{
+	struct rtrs_srv_sess *sess;
+
+	mutex_lock(&ctx->mutex);
+	list_for_each_entry(sess, &ctx->sess_list, entry) {
+		if (uuid_equal(&sess->paths_uuid, paths_uuid)) {
+			refcount_inc(&sess->refcount);
+			goto unlock;
+		}
+	}
+	sess = first_conn ? rtrs_srv_alloc_sess(ctx, paths_uuid) :
+			    ERR_PTR(-ENXIO);
+	if (!IS_ERR(sess))
+		list_add_tail(&sess->entry, &ctx->sess_list);
+unlock:
+	mutex_unlock(&ctx->mutex);
+	return sess;
+}
+
+static void rtrs_srv_put_sess(struct rtrs_srv_sess *sess)
+{
+	struct rtrs_srv_ctx *ctx = sess->ctx;
+
+	if (!refcount_dec_and_mutex_lock(&sess->refcount, &ctx->mutex))
+		return;
+	list_del(&sess->entry);
+	mutex_unlock(&ctx->mutex);
+	rtrs_srv_free_sess(sess);
+}
+
+/* Connections. */
+
+static void rtrs_srv_free_con(struct rtrs_srv_con *con)
+{
+	rtrs_cq_qp_destroy(&con->c);
+	kfree(con);
+}
+
+/*
+ * Size the queues for the worst case: every chunk's request on this
+ * connection, each with its LOCAL_INV and an answer of up to
+ * RTRS_SRV_RSP_WRS work requests; heartbeat message and ack; and the
+ * drain.  Connection 0 also carries the INFO_RSP with a REG_MR per chunk.
+ */
+static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
+			      struct rtrs_srv_con *con)
+{
+	struct ib_device *ib_dev = path->s.dev->ib_dev;
+	u32 depth = path->sess->queue_depth;
+	u32 max_send_wr, max_recv_wr;
+	int err;
+
+	max_send_wr = depth * (1 + RTRS_SRV_RSP_WRS) + 3;
+	max_recv_wr = depth + 2 + 1;
+	if (!con->c.cid) {
+		max_send_wr += depth + 1;
+		max_recv_wr += 1;
+	}
+	if (max_send_wr > ib_dev->attrs.max_qp_wr ||
+	    max_recv_wr > ib_dev->attrs.max_qp_wr) {
+		pr_err_ratelimited("%s: queue depth %u too deep for %s\n",
+				   path->s.sessname, depth,
+				   dev_name(&ib_dev->dev));
+		return -EINVAL;
+	}
+
+	err = rtrs_cq_qp_create(&path->s, &con->c, 1,
+				con->c.cid % ib_dev->num_comp_vectors,
+				max_send_wr + max_recv_wr, max_send_wr,
+				max_recv_wr, IB_POLL_WORKQUEUE);
+	if (err)
+		return err;
+	atomic_set(&con->c.sq_wr_avail, depth * RTRS_SRV_RSP_WRS);
+	atomic_set(&con->c.wr_cnt, 0);
+	con->c.signal_interval = 1;
+	return 0;
+}
+
+static int rtrs_srv_create_con(struct rtrs_srv_path *path,
+			       struct rdma_cm_id *cm_id, unsigned int cid)
+{
+	struct rtrs_srv_con *con;
+	int err;
+
+	lockdep_assert_held(&path->sess->paths_mutex);
+
+	con = kzalloc(sizeof(*con), GFP_KERNEL);
+	if (!con)
+		return -ENOMEM;
+	con->c.path = &path->s;
+	con->c.cm_id = cm_id;
+	con->c.cid = cid;
+	rtrs_srv_init_con_cqes(con);
+
+	err = rtrs_srv_create_qp(path, con);
+	if (err)
+		goto free_con;
+	if (!cid) {
+		err = rtrs_srv_post_info_recv(path, con);
+		if (err)
+			goto destroy_qp;
+	}
+	err = rtrs_srv_post_recvs(con, path->sess->queue_depth + 2);
+	if (err)
+		goto destroy_qp;
+
+	path->s.con[cid] = &con->c;
+	cm_id->context = &con->c;
+	return 0;
+
+destroy_qp:
+	rtrs_cq_qp_destroy(&con->c);
+free_con:
+	kfree(con);
+	return err;
+}
+
+/* Paths. */
+
+static void rtrs_srv_close_work(struct work_struct *work);
+
+static void rtrs_srv_hb_err(struct rtrs_con *c)
+{
+	struct rtrs_srv_path *path = to_srv_path(c->path);
+
+	pr_err_ratelimited("%s: heartbeats unanswered\n", path->s.sessname);
+	rtrs_srv_close_path(path);
+}
+
+static void rtrs_srv_hb_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_srv_path *path = container_of(wc->wr_cqe,
+						  struct rtrs_srv_path, hb_cqe);
+
+	/* Give back the send queue slot the heartbeat (or ack) took. */
+	atomic_inc(&path->s.con[0]->sq_wr_avail);
+	rtrs_srv_wc_ok(path, wc, "heartbeat");
+}
+
+static void rtrs_srv_init_path(struct rtrs_srv_path *path,
+			       struct rtrs_srv_sess *sess,
+			       struct rdma_cm_id *cm_id,
+			       const struct rtrs_msg_conn_req *req)
+{
+	struct rtrs_addr addr = {
+		.src = &path->s.src_addr,
+		.dst = &path->s.dst_addr,
+	};
+
+	path->sess = sess;
+	path->state = RTRS_SRV_CONNECTING;
+	spin_lock_init(&path->state_lock);
+	INIT_WORK(&path->close_work, rtrs_srv_close_work);
+	path->always_invalidate = rtrs_srv_always_invalidate;
+	path->s.src_addr = cm_id->route.addr.src_addr;
+	path->s.dst_addr = cm_id->route.addr.dst_addr;
+	/* Named by its addresses until the INFO_REQ names it. */
+	rtrs_addr_to_str(&addr, path->s.sessname, sizeof(path->s.sessname));
+	path->s.con_num = le16_to_cpu(req->cid_num);
+	path->s.irq_con_num = path->s.con_num;
+	path->s.recon_cnt = le16_to_cpu(req->recon_cnt);
+	uuid_copy(&path->s.uuid, &req->sess_uuid);
+	path->hb_cqe.done = rtrs_srv_hb_done;
+	rtrs_init_hb(&path->s, &path->hb_cqe, RTRS_HB_INTERVAL_MS,
+		     RTRS_HB_MISSED_MAX, rtrs_srv_hb_err, rtrs_srv_wq);
+}
+
+static void rtrs_srv_free_path(struct rtrs_srv_path *path)
+{
+	rtrs_srv_free_info_bufs(path);
+	rtrs_srv_free_ops(path);
+	rtrs_srv_unmap_chunks(path);
+	rtrs_ib_dev_put(path->s.dev);
+	kfree(path->s.con);
+	kfree(path);
+}
+
+static struct rtrs_srv_path *
+rtrs_srv_alloc_path(struct rtrs_srv_sess *sess, struct rdma_cm_id *cm_id,
+		    const struct rtrs_msg_conn_req *req)
+{
+	struct rtrs_srv_path *path;
+	int err = -ENOMEM;
+
+	lockdep_assert_held(&sess->paths_mutex);
+
+	if (sess->paths_num >= RTRS_MAX_PATHS)
+		return ERR_PTR(-EMLINK);
+
+	path = kzalloc(sizeof(*path), GFP_KERNEL);
+	if (!path)
+		return ERR_PTR(-ENOMEM);
+	rtrs_srv_init_path(path, sess, cm_id, req);
+	path->s.con = kcalloc(path->s.con_num, sizeof(*path->s.con),
+			      GFP_KERNEL);
+	if (!path->s.con)
+		goto free_path;
+
+	path->s.dev = rtrs_ib_dev_get(&rtrs_srv_dev_pool, cm_id->device);
+	if (IS_ERR(path->s.dev)) {
+		err = PTR_ERR(path->s.dev);
+		goto free_cons;
+	}
+	err = rtrs_srv_map_chunks(path);
+	if (err)
+		goto put_dev;
+	err = rtrs_srv_alloc_ops(path);
+	if (err)
+		goto unmap_chunks;
+	err = rtrs_srv_alloc_info_bufs(path);
+	if (err)
+		goto free_ops;
+
+	list_add_tail(&path->entry, &sess->paths_list);
+	sess->paths_num++;
+	return path;
+
+free_ops:
+	rtrs_srv_free_ops(path);
+unmap_chunks:
+	rtrs_srv_unmap_chunks(path);
+put_dev:
+	rtrs_ib_dev_put(path->s.dev);
+free_cons:
+	kfree(path->s.con);
+free_path:
+	kfree(path);
+	return ERR_PTR(err);
+}
+
+static struct rtrs_srv_path *rtrs_srv_find_path(struct rtrs_srv_sess *sess,
+						const uuid_t *sess_uuid)
+{
+	struct rtrs_srv_path *path;
+
+	lockdep_assert_held(&sess->paths_mutex);
+
+	list_for_each_entry(path, &sess->paths_list, entry) {
+		enum rtrs_srv_state state = rtrs_srv_path_state(path);
+
+		if (state != RTRS_SRV_CONNECTING &&
+		    state != RTRS_SRV_CONNECTED)
+			continue;
+		if (uuid_equal(&path->s.uuid, sess_uuid))
+			return path;
+	}
+	return NULL;
+}
+
+static void rtrs_srv_disconnect_cons(struct rtrs_srv_path *path)
+{
+	unsigned int cid;
+
+	for (cid = 0; cid < path->s.con_num; cid++) {
+		struct rtrs_con *c = path->s.con[cid];
+
+		if (!c)
+			continue;
+		rdma_disconnect(c->cm_id);
+		ib_drain_qp(c->qp);
+	}
+}
+
+static void rtrs_srv_drop_all_waiting(struct rtrs_srv_path *path)
+{
+	unsigned int cid;
+
+	for (cid = 0; cid < path->s.con_num; cid++)
+		if (path->s.con[cid])
+			rtrs_srv_drop_waiting(to_srv_con(path->s.con[cid]));
+}
+
+static void rtrs_srv_destroy_cons(struct rtrs_srv_path *path)
+{
+	unsigned int cid;
+
+	for (cid = 0; cid < path->s.con_num; cid++) {
+		struct rtrs_con *c = path->s.con[cid];
+		struct rdma_cm_id *cm_id;
+
+		if (!c)
+			continue;
+		cm_id = c->cm_id;
+		rtrs_srv_free_con(to_srv_con(c));
+		rdma_destroy_id(cm_id);
+		path->s.con[cid] = NULL;
+	}
+}
+
+/*
+ * The one teardown of a path: stop the heartbeats, disconnect and drain
+ * every connection, wait until the user answered every request it took,
+ * tell the user when this was the session's last path up, and free.
+ */
+static void rtrs_srv_close_work(struct work_struct *work)
+{
+	struct rtrs_srv_path *path = container_of(work, struct rtrs_srv_path,
+						  close_work);
+	struct rtrs_srv_sess *sess = path->sess;
+
+	rtrs_stop_hb(&path->s);
+
+	/* Wait out a connect request that is adding a connection. */
+	mutex_lock(&sess->paths_mutex);
+	mutex_unlock(&sess->paths_mutex);
+
+	rtrs_srv_disconnect_cons(path);
+	percpu_ref_kill(&path->ops_ref);
+	rtrs_srv_drop_all_waiting(path);
+	wait_for_completion(&path->ops_done);
+	rtrs_srv_path_down(path);
+	rtrs_srv_destroy_cons(path);
+
+	mutex_lock(&sess->paths_mutex);
+	list_del(&path->entry);
+	sess->paths_num--;
+	mutex_unlock(&sess->paths_mutex);
+
+	rtrs_srv_change_state(path, RTRS_SRV_CLOSING, RTRS_SRV_CLOSED);
+	rtrs_srv_free_path(path);
+	rtrs_srv_put_sess(sess);
+}
+
+/* Connection requests. */
+
+static int rtrs_srv_reject(struct rdma_cm_id *cm_id, int errno)
+{
+	struct rtrs_msg_conn_rsp rsp = {
+		.magic = cpu_to_le16(RTRS_MAGIC),
+		.version = cpu_to_le16(RTRS_PROTO_VER),
+		.errno = cpu_to_le16((u16)errno),
+	};
+
+	rdma_reject(cm_id, &rsp, sizeof(rsp), IB_CM_REJ_CONSUMER_DEFINED);
+	/* Non-zero: the RDMA CM destroys @cm_id. */
+	return errno;
+}
+
+static int rtrs_srv_accept(struct rtrs_srv_path *path,
+			   struct rdma_cm_id *cm_id)
+{
+	struct rtrs_srv_sess *sess = path->sess;
+	u32 max_io = rtrs_srv_max_io_size(sess->chunk_size);
+	struct rtrs_msg_conn_rsp rsp = {
+		.magic = cpu_to_le16(RTRS_MAGIC),
+		.version = cpu_to_le16(RTRS_PROTO_VER),
+		.queue_depth = cpu_to_le16(sess->queue_depth),
+		.max_io_size = cpu_to_le32(max_io),
+		.max_hdr_size = cpu_to_le32(sess->chunk_size - max_io),
+	};
+	struct rdma_conn_param param = {
+		.rnr_retry_count = 7,
+		.private_data = &rsp,
+		.private_data_len = sizeof(rsp),
+	};
+
+	if (path->always_invalidate)
+		rsp.flags = cpu_to_le32(RTRS_MSG_NEW_RKEY_F);
+	return rdma_accept(cm_id, &param);
+}
+
+/*
+ * The path a connection joins.  A live path of that sess_uuid whose
+ * reconnect count differs is left over from an earlier attempt of the
+ * client, which gave up on it: close it and start afresh.
+ */
+static struct rtrs_srv_path *
+rtrs_srv_path_for_con(struct rtrs_srv_sess *sess, struct rdma_cm_id *cm_id,
+		      const struct rtrs_msg_conn_req *req, bool *joined)
+{
+	u16 cid = le16_to_cpu(req->cid);
+	struct rtrs_srv_path *path;
+
+	lockdep_assert_held(&sess->paths_mutex);
+
+	path = rtrs_srv_find_path(sess, &req->sess_uuid);
+	if (path && path->s.recon_cnt != le16_to_cpu(req->recon_cnt)) {
+		pr_info_ratelimited("%s: client reconnected, closing the old path\n",
+				    path->s.sessname);
+		rtrs_srv_close_path(path);
+		path = NULL;
+	}
+	*joined = path;
+	if (!path)
+		return rtrs_srv_alloc_path(sess, cm_id, req);
+
+	if (rtrs_srv_path_state(path) != RTRS_SRV_CONNECTING)
+		return ERR_PTR(-EBUSY);
+	if (path->s.con_num != le16_to_cpu(req->cid_num) ||
+	    path->s.con[cid]) {
+		pr_err_ratelimited("%s: bad or duplicate connection %u of %u\n",
+				   path->s.sessname, cid,
+				   le16_to_cpu(req->cid_num));
+		return ERR_PTR(-EINVAL);
+	}
+	return path;
+}
+
+static int rtrs_srv_connect(struct rdma_cm_id *cm_id, const void *data,
+			    u8 len)
+{
+	const struct rtrs_msg_conn_req *req = data;
+	struct rtrs_srv_ctx *ctx = cm_id->context;
+	struct rtrs_srv_sess *sess;
+	struct rtrs_srv_path *path;
+	bool joined;
+	int err;
+
+	err = rtrs_srv_check_conn_req(data, len);
+	if (err) {
+		pr_err_ratelimited("connect request rejected, %u bytes: %pe\n",
+				   len, ERR_PTR(err));
+		return rtrs_srv_reject(cm_id, err);
+	}
+
+	sess = rtrs_srv_get_sess(ctx, &req->paths_uuid,
+				 req->flags & RTRS_CONN_REQ_FIRST_CONN);
+	if (IS_ERR(sess))
+		return rtrs_srv_reject(cm_id, PTR_ERR(sess));
+
+	mutex_lock(&sess->paths_mutex);
+	path = rtrs_srv_path_for_con(sess, cm_id, req, &joined);
+	if (IS_ERR(path)) {
+		mutex_unlock(&sess->paths_mutex);
+		rtrs_srv_put_sess(sess);
+		return rtrs_srv_reject(cm_id, PTR_ERR(path));
+	}
+
+	err = rtrs_srv_create_con(path, cm_id, le16_to_cpu(req->cid));
+	if (err) {
+		mutex_unlock(&sess->paths_mutex);
+		rtrs_srv_close_path(path);
+		if (joined)
+			rtrs_srv_put_sess(sess);
+		return rtrs_srv_reject(cm_id, err);
+	}
+	err = rtrs_srv_accept(path, cm_id);
+	mutex_unlock(&sess->paths_mutex);
+	if (err) {
+		/* The connection is the path's now: its close destroys it. */
+		pr_err_ratelimited("%s: accept failed: %d\n",
+				   path->s.sessname, err);
+		rtrs_srv_close_path(path);
+	}
+	/* A path holds the session; a joining connection needs no more. */
+	if (joined)
+		rtrs_srv_put_sess(sess);
+	return 0;
+}
+
+/**
+ * rtrs_srv_cm_handler() - RDMA CM events of listeners and connections
+ * @cm_id: the listener (context: the server context) for a connect
+ *	request; the connection (context: its &struct rtrs_con) otherwise
+ * @ev: the event
+ *
+ * Return: non-zero only for a rejected connect request, to have the RDMA
+ * CM destroy its new id.
+ */
+int rtrs_srv_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
+{
+	struct rtrs_srv_path *path;
+
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return rtrs_srv_connect(cm_id, ev->param.conn.private_data,
+					ev->param.conn.private_data_len);
+
+	path = to_srv_path(((struct rtrs_con *)cm_id->context)->path);
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		pr_err_ratelimited("%s: %s, status %d\n", path->s.sessname,
+				   rdma_event_msg(ev->event), ev->status);
+		fallthrough;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		rtrs_srv_close_path(path);
+		break;
+	default:
+		pr_debug("%s: ignoring %s\n", path->s.sessname,
+			 rdma_event_msg(ev->event));
+		break;
+	}
+	return 0;
+}

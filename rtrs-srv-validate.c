@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rtrs: RDMA transport, server checks of what the client sends.
+ *
+ * Everything a client puts on the wire passes one of these functions
+ * before the server uses it: the connect request's private data, the
+ * INFO_REQ, the immediate data of a request and the READ or WRITE header
+ * in the chunk.  They are pure: they read the bytes and the limits they
+ * are given, write only their output arguments, take no lock and log
+ * nothing.  The caller logs one rate-limited line and rejects the
+ * connection or closes the path.
+ *
+ * Errors, so that a test can tell which rule a message broke:
+ *  -EMSGSIZE	a message, or a header in the room left for it, is shorter
+ *		than its layout
+ *  -EPROTO	a type, flag or count the protocol does not allow here
+ *  -ERANGE	an index, offset or length outside the negotiated limits
+ *  -ENAMETOOLONG, -EINVAL	an INFO_REQ path name that is not
+ *		terminated, or that is empty or holds '/' or '.'
+ * The connect request is the exception: its error goes back to the client
+ * in the reject, so it keeps the values the server always sent there,
+ * -EINVAL and -EPROTONOSUPPORT.
+ *
+ * The KUnit suite tests/kunit/rtrs-srv-validate-test.c includes this file,
+ * so none of it is exported.
+ */
+#include <linux/errno.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+
+#include "rtrs-srv.h"
+
+/**
+ * rtrs_srv_check_conn_req() - check the private data of a connect request
+ * @data: the private data; may be NULL when @len is 0
+ * @len: its length
+ *
+ * The magic and the protocol's major version must be ours (any minor is
+ * accepted); the connection id must be below the connection count, which
+ * is 1 to %RTRS_SRV_MAX_CONS.  The flags other than
+ * %RTRS_CONN_REQ_FIRST_CONN and the reserved bytes are ignored, as the
+ * protocol says.
+ *
+ * Return: 0; -EINVAL for a short request, a wrong magic or a bad
+ * connection id or count; -EPROTONOSUPPORT for another major version.
+ */
+int rtrs_srv_check_conn_req(const void *data, size_t len)
+{
+	const struct rtrs_msg_conn_req *req = data;
+	u16 cid, cid_num;
+
+	if (len < sizeof(*req) || le16_to_cpu(req->magic) != RTRS_MAGIC)
+		return -EINVAL;
+	if (le16_to_cpu(req->version) >> 8 != RTRS_PROTO_VER_MAJOR)
+		return -EPROTONOSUPPORT;
+	cid = le16_to_cpu(req->cid);
+	cid_num = le16_to_cpu(req->cid_num);
+	if (!cid_num || cid_num > RTRS_SRV_MAX_CONS || cid >= cid_num)
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * rtrs_srv_check_info_req() - check an INFO_REQ and take the path name
+ * @buf: the received message
+ * @len: bytes received
+ * @name: where the path name goes
+ * @size: size of @name
+ *
+ * The path name names a sysfs directory: it must be NUL-terminated within
+ * its array, not empty, and hold neither '/' nor '.'.
+ *
+ * Return: 0 with the name in @name; -EMSGSIZE for a short message,
+ * -EPROTO for another type, -ENAMETOOLONG for a name that is not
+ * terminated or does not fit @size, -EINVAL for an invalid name.
+ */
+int rtrs_srv_check_info_req(const void *buf, size_t len, char *name,
+			    size_t size)
+{
+	const struct rtrs_msg_info_req *req = buf;
+
+	if (len < sizeof(*req))
+		return -EMSGSIZE;
+	if (le16_to_cpu(req->type) != RTRS_MSG_INFO_REQ)
+		return -EPROTO;
+	if (!memchr(req->pathname, '\0', sizeof(req->pathname)))
+		return -ENAMETOOLONG;
+	if (strscpy(name, req->pathname, size) < 0)
+		return -ENAMETOOLONG;
+	if (!name[0] || strpbrk(name, "/."))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * rtrs_srv_check_imm() - check the type of an immediate the server got
+ * @imm: the immediate data, in CPU order
+ *
+ * A client sends IO requests, heartbeats and heartbeat acks; everything
+ * else, the server's own IO responses included, is a violation.
+ *
+ * Return: 0 or -EPROTO.
+ */
+int rtrs_srv_check_imm(u32 imm)
+{
+	switch (rtrs_imm_type(imm)) {
+	case RTRS_IO_REQ_IMM:
+	case RTRS_HB_MSG_IMM:
+	case RTRS_HB_ACK_IMM:
+		return 0;
+	}
+	return -EPROTO;
+}
+
+/**
+ * rtrs_srv_check_io_req() - decode and check the payload of an IO request
+ * @payload: rtrs_imm_payload() of the immediate
+ * @off_bits: rtrs_imm_off_bits() of @queue_depth
+ * @queue_depth: chunks of the session
+ * @chunk_size: bytes per chunk
+ * @id: the chunk id, set even when it is out of range
+ * @off: the header offset, set even when it is out of range
+ *
+ * Return: 0, or -ERANGE when @id is not below @queue_depth or @off is not
+ * within the chunk.
+ */
+int rtrs_srv_check_io_req(u32 payload, unsigned int off_bits, u32 queue_depth,
+			  u32 chunk_size, u32 *id, u32 *off)
+{
+	rtrs_io_req_decode(payload, off_bits, id, off);
+	if (*id >= queue_depth || *off >= chunk_size)
+		return -ERANGE;
+	return 0;
+}
+
+static int rtrs_srv_check_write(const void *hdr, size_t room,
+				struct rtrs_srv_io_hdr *io)
+{
+	struct rtrs_msg_rdma_write wr;
+
+	if (room < sizeof(wr))
+		return -EMSGSIZE;
+	memcpy(&wr, hdr, sizeof(wr));
+	io->dir = WRITE;
+	io->usr_len = le16_to_cpu(wr.usr_len);
+	return 0;
+}
+
+static int rtrs_srv_check_read_desc(const struct rtrs_sg_desc *desc,
+				    u32 chunk_size, u32 max_io)
+{
+	u32 len = le32_to_cpu(desc->len);
+
+	/* The data goes out of the chunk, from its start. */
+	if (!len || len > max_io || len > chunk_size)
+		return -ERANGE;
+	return 0;
+}
+
+static int rtrs_srv_check_read(const void *hdr, size_t room, u32 chunk_size,
+			       u32 max_io, struct rtrs_srv_io_hdr *io)
+{
+	struct rtrs_msg_rdma_read rd;
+	u16 flags;
+
+	if (room < sizeof(rd))
+		return -EMSGSIZE;
+	memcpy(&rd, hdr, sizeof(rd));
+	io->dir = READ;
+	io->usr_len = le16_to_cpu(rd.usr_len);
+	io->sg_cnt = le16_to_cpu(rd.sg_cnt);
+	flags = le16_to_cpu(rd.flags);
+	if (io->sg_cnt > 1 || flags & ~RTRS_MSG_NEED_INVAL_F)
+		return -EPROTO;
+	if (!io->sg_cnt)
+		/* Nothing to invalidate without a descriptor. */
+		return flags ? -EPROTO : 0;
+
+	if (room < sizeof(rd) + sizeof(io->desc))
+		return -EMSGSIZE;
+	memcpy(&io->desc, hdr + sizeof(rd), sizeof(io->desc));
+	io->need_inval = flags & RTRS_MSG_NEED_INVAL_F;
+	return rtrs_srv_check_read_desc(&io->desc, chunk_size, max_io);
+}
+
+/**
+ * rtrs_srv_check_io_hdr() - copy and check the header of an IO request
+ * @chunk: the chunk the request was written to
+ * @chunk_size: its size
+ * @off: offset of the header in the chunk, from the immediate
+ * @max_io: largest data length of one IO
+ * @io: the checked header
+ *
+ * The chunk holds the data, then the user message, then the header at
+ * @off; the header and a READ's descriptor must fit before the chunk's
+ * end.  Each byte of the chunk is read once, into @io, so a client that
+ * keeps writing to the chunk cannot change what was checked.
+ *
+ * Return: 0 or the error of the first rule broken: -ERANGE for an offset
+ * outside the chunk, a user message longer than @off, data longer than
+ * @max_io, or a READ descriptor of length 0 or beyond @max_io or the
+ * chunk; -EMSGSIZE for a header that does not fit; -EPROTO for an unknown
+ * type, a READ with more than one descriptor, with unknown flags, or
+ * asking to invalidate without a descriptor.
+ */
+int rtrs_srv_check_io_hdr(const void *chunk, u32 chunk_size, u32 off,
+			  u32 max_io, struct rtrs_srv_io_hdr *io)
+{
+	const void *hdr = chunk + off;
+	struct rtrs_msg_rdma_hdr h;
+	size_t room;
+	int err;
+
+	memset(io, 0, sizeof(*io));
+	if (off >= chunk_size)
+		return -ERANGE;
+	room = chunk_size - off;
+	if (room < sizeof(h))
+		return -EMSGSIZE;
+	memcpy(&h, hdr, sizeof(h));
+	switch (le16_to_cpu(h.type)) {
+	case RTRS_MSG_WRITE:
+		err = rtrs_srv_check_write(hdr, room, io);
+		break;
+	case RTRS_MSG_READ:
+		err = rtrs_srv_check_read(hdr, room, chunk_size, max_io, io);
+		break;
+	default:
+		err = -EPROTO;
+		break;
+	}
+	if (err)
+		return err;
+	if (io->usr_len > off || off - io->usr_len > max_io)
+		return -ERANGE;
+	io->data_len = off - io->usr_len;
+	return 0;
+}
