@@ -1,21 +1,436 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * rtrs: RDMA transport, client (active side).
+ * rtrs: RDMA transport, client (active side): sessions.
  *
- * Sessions over one or more paths, permits, READ and WRITE requests,
- * multipath policies, reconnect and failover.
+ * A session opens its paths, tells its user when the last one goes down
+ * and the first comes back, picks a path for each request and closes it
+ * all down.  Paths live in rtrs-clt-path.c, their connections in
+ * rtrs-clt-conn.c, requests in rtrs-clt-io.c and permits in
+ * rtrs-clt-permit.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
+
+#include "rtrs-clt.h"
+
+/* Runs close, reconnect and heartbeat works of every path. */
+struct workqueue_struct *rtrs_clt_wq;
+/* Devices and PDs of every client path. */
+struct rtrs_ib_dev_pool rtrs_clt_dev_pool;
+
+/**
+ * rtrs_clt_sess_set_limits() - fold a path's limits into its session's
+ * @path: a path whose admin connection was just accepted.
+ *
+ * Every path must offer the same queue depth: it is the number of
+ * permits.  The session takes the smallest IO size and segment count.
+ *
+ * Context: process context (CM event handler); sleeps.
+ * Return: 0, or -EPROTO when the queue depth differs.
+ */
+int rtrs_clt_sess_set_limits(struct rtrs_clt_path *path)
+{
+	struct rtrs_clt_sess *clt = path->clt;
+	int err = 0;
+
+	mutex_lock(&clt->paths_mutex);
+	if (clt->queue_depth && clt->queue_depth != path->queue_depth) {
+		pr_err_ratelimited("%s: server offers queue depth %u, the session has %u\n",
+				   clt->sessname, path->queue_depth,
+				   clt->queue_depth);
+		err = -EPROTO;
+	} else {
+		clt->queue_depth = path->queue_depth;
+		clt->max_io_size = min_not_zero(clt->max_io_size,
+						path->max_io_size);
+		clt->max_segments = min(clt->max_segments,
+					path->max_pages_per_mr);
+	}
+	mutex_unlock(&clt->paths_mutex);
+	return err;
+}
+
+/**
+ * rtrs_clt_path_up() - count a path that came up
+ * @path: the path, just connected.
+ *
+ * Tells the user %RTRS_CLT_LINK_EV_RECONNECTED when no other path was up.
+ *
+ * Context: process context; sleeps.
+ */
+void rtrs_clt_path_up(struct rtrs_clt_path *path)
+{
+	struct rtrs_clt_sess *clt = path->clt;
+
+	mutex_lock(&clt->link_ev_mutex);
+	if (!path->established) {
+		path->established = true;
+		if (!clt->paths_up++ && clt->link_ev_on)
+			clt->link_ev(clt->priv, RTRS_CLT_LINK_EV_RECONNECTED);
+	}
+	mutex_unlock(&clt->link_ev_mutex);
+}
+
+/**
+ * rtrs_clt_path_down() - count a path that went down
+ * @path: the path, torn down.
+ *
+ * Tells the user %RTRS_CLT_LINK_EV_DISCONNECTED when it was the last one.
+ *
+ * Context: process context; sleeps.
+ */
+void rtrs_clt_path_down(struct rtrs_clt_path *path)
+{
+	struct rtrs_clt_sess *clt = path->clt;
+
+	mutex_lock(&clt->link_ev_mutex);
+	if (path->established) {
+		path->established = false;
+		if (!--clt->paths_up && clt->link_ev_on)
+			clt->link_ev(clt->priv, RTRS_CLT_LINK_EV_DISCONNECTED);
+	}
+	mutex_unlock(&clt->link_ev_mutex);
+}
+
+static void rtrs_clt_set_link_ev(struct rtrs_clt_sess *clt, bool on)
+{
+	mutex_lock(&clt->link_ev_mutex);
+	clt->link_ev_on = on;
+	mutex_unlock(&clt->link_ev_mutex);
+}
+
+static struct rtrs_clt_sess *rtrs_clt_sess_alloc(struct rtrs_clt_ops *ops,
+						 const char *sessname,
+						 u16 port, size_t pdu_sz,
+						 u8 reconnect_delay_sec,
+						 s16 max_reconnect_attempts,
+						 u32 nr_poll_queues)
+{
+	struct rtrs_clt_sess *clt;
+
+	clt = kzalloc(sizeof(*clt), GFP_KERNEL);
+	if (!clt)
+		return NULL;
+
+	INIT_LIST_HEAD(&clt->paths_list);
+	mutex_init(&clt->paths_mutex);
+	mutex_init(&clt->link_ev_mutex);
+	init_waitqueue_head(&clt->permits_wait);
+	uuid_gen(&clt->paths_uuid);
+	strscpy(clt->sessname, sessname, sizeof(clt->sessname));
+	clt->port = port;
+	clt->reconnect_delay_sec = reconnect_delay_sec;
+	clt->max_reconnect_attempts = max(max_reconnect_attempts, (s16)-1);
+	clt->nr_poll_queues = nr_poll_queues;
+	clt->max_segments = RTRS_CLT_MAX_SEGMENTS;
+	clt->priv = ops->priv;
+	clt->link_ev = ops->link_ev;
+	clt->permit_size = ALIGN(sizeof(struct rtrs_permit) + pdu_sz,
+				 sizeof(long));
+	return clt;
+}
+
+static void rtrs_clt_sess_free(struct rtrs_clt_sess *clt)
+{
+	struct rtrs_clt_path *path, *tmp;
+
+	list_for_each_entry_safe(path, tmp, &clt->paths_list, entry) {
+		list_del(&path->entry);
+		rtrs_clt_path_free(path);
+	}
+	mutex_destroy(&clt->link_ev_mutex);
+	mutex_destroy(&clt->paths_mutex);
+	kfree(clt);
+}
+
+static int rtrs_clt_add_paths(struct rtrs_clt_sess *clt,
+			      const struct rtrs_addr *paths, size_t path_cnt)
+{
+	struct rtrs_clt_path *path;
+	size_t i;
+
+	for (i = 0; i < path_cnt; i++) {
+		path = rtrs_clt_path_alloc(clt, &paths[i]);
+		if (IS_ERR(path))
+			return PTR_ERR(path);
+		mutex_lock(&clt->paths_mutex);
+		list_add_tail_rcu(&path->entry, &clt->paths_list);
+		clt->paths_num++;
+		mutex_unlock(&clt->paths_mutex);
+	}
+	return 0;
+}
+
+/* Connect every path; paths that fail try again later.  Any path will do. */
+static int rtrs_clt_connect_paths(struct rtrs_clt_sess *clt)
+{
+	struct rtrs_clt_path *path;
+	int err = -ECONNABORTED;
+	size_t up = 0;
+
+	list_for_each_entry(path, &clt->paths_list, entry) {
+		err = rtrs_clt_path_open(path);
+		if (!err)
+			up++;
+	}
+	return up ? 0 : err;
+}
+
+static void rtrs_clt_close_paths(struct rtrs_clt_sess *clt)
+{
+	struct rtrs_clt_path *path;
+
+	list_for_each_entry(path, &clt->paths_list, entry)
+		rtrs_clt_path_close(path);
+}
+
+static bool rtrs_clt_bad_name(const char *pathname)
+{
+	size_t len = strnlen(pathname, NAME_MAX);
+
+	return !len || len >= NAME_MAX || strpbrk(pathname, "/.");
+}
+
+/**
+ * rtrs_clt_open() - open a client session to an RTRS server
+ * @ops: the user's link event callback and private pointer; copied.
+ * @pathname: name of the session; no '/' or '.', shorter than NAME_MAX.
+ * @paths: source (optional) and destination of each path; copied.
+ * @path_cnt: number of paths, 1 to %RTRS_MAX_PATHS.
+ * @port: server port for paths added later.
+ * @pdu_sz: bytes of user data allocated with every permit.
+ * @reconnect_delay_sec: delay before a failed path reconnects.
+ * @max_reconnect_attempts: reconnects of a path before it is given up;
+ *	-1 forever, 0 never.
+ * @nr_poll_queues: poll connections per path, on top of one IO connection
+ *	per possible CPU.
+ *
+ * Connects the paths one by one.  The session opens when at least one of
+ * them is established, as mainline RTRS does; the others keep trying in
+ * the background like paths that failed later.
+ *
+ * Context: process context; sleeps.
+ * Return: the session, or an ERR_PTR(): -EINVAL for bad arguments,
+ * -ENOMEM, or the error of the last path when none could be established.
+ */
+struct rtrs_clt_sess *rtrs_clt_open(struct rtrs_clt_ops *ops,
+				    const char *pathname,
+				    const struct rtrs_addr *paths,
+				    size_t path_cnt, u16 port,
+				    size_t pdu_sz, u8 reconnect_delay_sec,
+				    s16 max_reconnect_attempts,
+				    u32 nr_poll_queues)
+{
+	struct rtrs_clt_path *path;
+	struct rtrs_clt_sess *clt;
+	int err;
+
+	if (!ops || !ops->link_ev || !paths || !path_cnt ||
+	    path_cnt > RTRS_MAX_PATHS || rtrs_clt_bad_name(pathname))
+		return ERR_PTR(-EINVAL);
+
+	clt = rtrs_clt_sess_alloc(ops, pathname, port, pdu_sz,
+				  reconnect_delay_sec, max_reconnect_attempts,
+				  nr_poll_queues);
+	if (!clt)
+		return ERR_PTR(-ENOMEM);
+	err = rtrs_clt_add_paths(clt, paths, path_cnt);
+	if (err)
+		goto free_sess;
+	err = rtrs_clt_connect_paths(clt);
+	if (err)
+		goto close_paths;
+	err = rtrs_clt_permits_alloc(clt);
+	if (err)
+		goto close_paths;
+
+	rtrs_clt_set_link_ev(clt, true);
+	/* Paths that failed to connect; the others are up or closing. */
+	list_for_each_entry(path, &clt->paths_list, entry)
+		rtrs_clt_path_schedule_reconnect(path, RTRS_CLT_CONNECTING);
+	return clt;
+
+close_paths:
+	rtrs_clt_close_paths(clt);
+free_sess:
+	rtrs_clt_sess_free(clt);
+	return ERR_PTR(err);
+}
+EXPORT_SYMBOL_GPL(rtrs_clt_open);
+
+/**
+ * rtrs_clt_close() - close a client session and free it
+ * @clt: the session.
+ *
+ * Takes every path down, which completes the requests in flight with
+ * -ECONNABORTED, waits until the user has put every permit and frees the
+ * session.  No link event is delivered once this has begun.
+ *
+ * Context: process context; sleeps.
+ */
+void rtrs_clt_close(struct rtrs_clt_sess *clt)
+{
+	rtrs_clt_set_link_ev(clt, false);
+	rtrs_clt_close_paths(clt);
+	WRITE_ONCE(clt->closing, true);
+	rtrs_clt_permits_free(clt);
+	rtrs_clt_sess_free(clt);
+}
+EXPORT_SYMBOL_GPL(rtrs_clt_close);
+
+static bool rtrs_clt_path_connected(struct rtrs_clt_path *path)
+{
+	return READ_ONCE(path->state) == RTRS_CLT_CONNECTED;
+}
+
+/**
+ * rtrs_clt_request() - send a READ or WRITE request to the server
+ * @dir: READ or WRITE.
+ * @ops: completion callback and its pointer; copied.
+ * @clt: the session.
+ * @permit: a permit of @clt not in use by another request.
+ * @vec: user message; copied.
+ * @nr: entries in @vec.
+ * @len: bytes of data.
+ * @sg: data buffer.
+ * @sg_cnt: entries in @sg.
+ *
+ * Tries the connected paths in order until one posts the request.
+ *
+ * Context: any context; does not sleep.
+ * Return: 0 when @ops->conf_fn will be called; otherwise -EMSGSIZE when the
+ * message does not fit, -EINVAL for a malformed request, -ECONNABORTED
+ * when no path is connected, or the error of the last path that failed.
+ */
+int rtrs_clt_request(int dir, struct rtrs_clt_req_ops *ops,
+		     struct rtrs_clt_sess *clt, struct rtrs_permit *permit,
+		     const struct kvec *vec, size_t nr, size_t len,
+		     struct scatterlist *sg, unsigned int sg_cnt)
+{
+	struct rtrs_clt_path *path;
+	int err = -ECONNABORTED;
+	size_t usr_len = 0, i;
+
+	if (dir != READ && dir != WRITE)
+		return -EINVAL;
+	for (i = 0; i < nr; i++)
+		usr_len += vec[i].iov_len;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(path, &clt->paths_list, entry) {
+		if (!rtrs_clt_path_connected(path))
+			continue;
+		err = rtrs_clt_path_request(path, dir, ops, permit, vec, nr,
+					    usr_len, len, sg, sg_cnt);
+		if (!err || err == -EMSGSIZE || err == -EINVAL)
+			break;
+	}
+	rcu_read_unlock();
+	return err;
+}
+EXPORT_SYMBOL_GPL(rtrs_clt_request);
+
+/* Poll connection @cid of @path, unless someone else is polling it. */
+static int rtrs_clt_poll_con(struct rtrs_clt_path *path, unsigned int cid)
+{
+	struct rtrs_clt_con *con;
+	int cnt;
+
+	if (cid < path->s.irq_con_num || cid >= path->s.con_num)
+		return 0;
+	con = rtrs_clt_path_con(path, cid);
+	if (!spin_trylock(&con->poll_lock))
+		return 0;
+	cnt = ib_process_cq_direct(con->c.cq, -1);
+	spin_unlock(&con->poll_lock);
+	return cnt;
+}
+
+/**
+ * rtrs_clt_rdma_cq_direct() - poll the completions of a poll connection
+ * @clt: the session.
+ * @index: IO connection index: connection @index + 1 of a path.
+ *
+ * Polls that connection on the connected paths until one has completions.
+ * Interrupt-driven connections are never polled: 0.
+ *
+ * Context: process context; does not sleep.
+ * Return: completions processed, or -ECONNABORTED when no path is
+ * connected.
+ */
+int rtrs_clt_rdma_cq_direct(struct rtrs_clt_sess *clt, unsigned int index)
+{
+	struct rtrs_clt_path *path;
+	int cnt = -ECONNABORTED;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(path, &clt->paths_list, entry) {
+		if (!rtrs_clt_path_connected(path))
+			continue;
+		cnt = rtrs_clt_poll_con(path, index + 1);
+		if (cnt > 0)
+			break;
+	}
+	rcu_read_unlock();
+	return cnt;
+}
+EXPORT_SYMBOL_GPL(rtrs_clt_rdma_cq_direct);
+
+static bool rtrs_clt_is_connected(struct rtrs_clt_sess *clt)
+{
+	struct rtrs_clt_path *path;
+	bool connected = false;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(path, &clt->paths_list, entry) {
+		if (rtrs_clt_path_connected(path)) {
+			connected = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return connected;
+}
+
+/**
+ * rtrs_clt_query() - read the limits of a session
+ * @clt: the session.
+ * @attr: filled in on success.
+ *
+ * The largest IO is also bounded by what one MR maps, in 4 KiB pages.
+ *
+ * Context: any context; does not sleep.
+ * Return: 0, or -ECOMM when no path is connected.
+ */
+int rtrs_clt_query(struct rtrs_clt_sess *clt, struct rtrs_attrs *attr)
+{
+	if (!rtrs_clt_is_connected(clt))
+		return -ECOMM;
+
+	attr->queue_depth = clt->queue_depth;
+	attr->max_segments = clt->max_segments;
+	attr->max_io_size = min_t(u32, clt->max_io_size,
+				  clt->max_segments * SZ_4K);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(rtrs_clt_query);
 
 static int __init rtrs_client_init(void)
 {
+	rtrs_clt_wq = alloc_workqueue("rtrs_client_wq", 0, 0);
+	if (!rtrs_clt_wq)
+		return -ENOMEM;
+	rtrs_ib_dev_pool_init(&rtrs_clt_dev_pool, 0);
 	return 0;
 }
 
 static void __exit rtrs_client_exit(void)
 {
+	rtrs_ib_dev_pool_destroy(&rtrs_clt_dev_pool);
+	destroy_workqueue(rtrs_clt_wq);
 }
 
 module_init(rtrs_client_init);

@@ -102,14 +102,18 @@ struct rtrs_clt_ops {
  *	possible CPU, whose completion queues are not interrupt driven but
  *	polled by the user with rtrs_clt_rdma_cq_direct().
  *
- * Establishes all paths before it returns; a path that cannot be
- * established fails the whole call.  After a successful return the session
- * is connected, rtrs_clt_query() tells its limits, and permits can be taken.
+ * Tries every path before it returns and succeeds when at least one is
+ * established; a path that failed keeps reconnecting in the background as
+ * @reconnect_delay_sec and @max_reconnect_attempts say.  (Mainline fails
+ * the call when any path fails; a multipath session that starts degraded
+ * is what a user of several paths wants.)  After a successful return the
+ * session is connected, rtrs_clt_query() tells its limits, and permits can
+ * be taken.
  *
  * Context: process context; sleeps, for seconds when a peer is slow.
  * Return: the session, or an ERR_PTR(): -EINVAL for a bad @pathname or
- * @path_cnt, -ENOMEM, or the error of the path that could not be
- * established.
+ * @path_cnt, -ENOMEM, or, when no path could be established, the error of
+ * the last one tried.
  */
 struct rtrs_clt_sess *rtrs_clt_open(struct rtrs_clt_ops *ops,
 				    const char *pathname,

@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rtrs: RDMA transport, client: one connection of a path.
+ *
+ * A connection is established in the RDMA CM's order: resolve the address
+ * (then create the CQ and QP on the device it resolved to), resolve the
+ * route, connect with struct rtrs_msg_conn_req as private data, and check
+ * the server's struct rtrs_msg_conn_rsp when it is established.  The
+ * caller waits for that outcome; later CM events fail the path.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <net/net_namespace.h>
+
+#include "rtrs-clt.h"
+
+/* Send queue entries one request may take: REG_MR, the write, LOCAL_INV. */
+#define RTRS_CLT_WR_PER_IO	3
+/* Receives one request may take: the server's SEND_WITH_INV, the answer. */
+#define RTRS_CLT_RECV_PER_IO	2
+/* A heartbeat and its ack in each direction, and the drain WR. */
+#define RTRS_CLT_WR_EXTRA	3
+
+/* Requests the queues of connection @cid must hold. */
+static u32 rtrs_clt_con_depth(struct rtrs_clt_path *path, unsigned int cid)
+{
+	return cid ? path->queue_depth : RTRS_CLT_ADMIN_DEPTH;
+}
+
+static bool rtrs_clt_con_is_poll(struct rtrs_clt_con *con)
+{
+	return con->c.cid >= con->c.path->irq_con_num;
+}
+
+/*
+ * The fast-registration limits of the device.  Requests map their pages
+ * with 4 KiB granularity, the block layer's virtual boundary, or the
+ * device's smallest page when that is larger.
+ */
+static int rtrs_clt_query_fr(struct rtrs_clt_path *path)
+{
+	const struct ib_device_attr *attrs = &path->s.dev->ib_dev->attrs;
+	unsigned int shift = max(12, ffs(attrs->page_size_cap) - 1);
+	u64 pages = attrs->max_mr_size >> shift;
+
+	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
+		return -EOPNOTSUPP;
+
+	path->max_pages_per_mr = min_t(u64, RTRS_CLT_MAX_SEGMENTS, pages);
+	path->max_pages_per_mr = min(path->max_pages_per_mr,
+				     attrs->max_fast_reg_page_list_len);
+	if (!path->max_pages_per_mr)
+		return -EOPNOTSUPP;
+
+	path->max_send_sge = min_t(u32, attrs->max_send_sge,
+				   RTRS_CLT_MAX_SEND_SGE);
+	if (path->max_send_sge < 2)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* The admin connection picks the device every connection of the path uses. */
+static int rtrs_clt_con_get_dev(struct rtrs_clt_con *con)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	struct ib_device *ib_dev = con->c.cm_id->device;
+	struct rtrs_ib_dev *dev;
+	int err;
+
+	if (con->c.cid)
+		return path->s.dev && path->s.dev->ib_dev == ib_dev ?
+			0 : -EINVAL;
+	if (WARN_ON_ONCE(path->s.dev))
+		return -EINVAL;
+
+	dev = rtrs_ib_dev_get(&rtrs_clt_dev_pool, ib_dev);
+	if (IS_ERR(dev))
+		return PTR_ERR(dev);
+	path->s.dev = dev;
+
+	err = rtrs_clt_query_fr(path);
+	if (err)
+		pr_err_ratelimited("%s: device %s cannot register memory fast\n",
+				   path->s.sessname, ib_dev->name);
+	return err;
+}
+
+/* Create CQ and QP, sized for every WR the connection's requests post. */
+static int rtrs_clt_con_create_qp(struct rtrs_clt_con *con)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	u32 depth = rtrs_clt_con_depth(path, con->c.cid);
+	const struct ib_device_attr *attrs;
+	u32 send_wr, recv_wr, cqe;
+	enum ib_poll_context poll;
+	int err, vector;
+
+	lockdep_assert_held(&con->cm_mutex);
+
+	err = rtrs_clt_con_get_dev(con);
+	if (err)
+		return err;
+
+	attrs = &path->s.dev->ib_dev->attrs;
+	/*
+	 * Unsignaled WRs keep their slot until a later signaled one
+	 * completes, so up to one signal interval (at most @depth) of them
+	 * come on top of the WRs of the requests in flight.
+	 */
+	send_wr = min_t(u32, (RTRS_CLT_WR_PER_IO + 1) * depth +
+			RTRS_CLT_WR_EXTRA, attrs->max_qp_wr);
+	recv_wr = min_t(u32, RTRS_CLT_RECV_PER_IO * depth + RTRS_CLT_WR_EXTRA,
+			attrs->max_qp_wr);
+	cqe = min_t(u32, send_wr + recv_wr, attrs->max_cqe);
+	poll = rtrs_clt_con_is_poll(con) ? IB_POLL_DIRECT : IB_POLL_SOFTIRQ;
+	vector = con->cpu % path->s.dev->ib_dev->num_comp_vectors;
+
+	err = rtrs_cq_qp_create(&path->s, &con->c, path->max_send_sge, vector,
+				cqe, send_wr, recv_wr, poll);
+	if (err)
+		return err;
+
+	con->c.signal_interval = clamp_t(u32, con->c.max_send_wr / 4, 1,
+					 depth);
+	con->recv_num = con->c.max_recv_wr - 1;
+	return 0;
+}
+
+static int rtrs_clt_con_addr_resolved(struct rtrs_clt_con *con)
+{
+	int err;
+
+	mutex_lock(&con->cm_mutex);
+	err = con->dead ? -ECONNABORTED : rtrs_clt_con_create_qp(con);
+	mutex_unlock(&con->cm_mutex);
+	if (err)
+		return err;
+
+	return rdma_resolve_route(con->c.cm_id, RTRS_CLT_CONNECT_TIMEOUT_MS);
+}
+
+static void rtrs_clt_con_fill_req(struct rtrs_clt_con *con,
+				  struct rtrs_msg_conn_req *msg)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+
+	memset(msg, 0, sizeof(*msg));
+	msg->magic = cpu_to_le16(RTRS_MAGIC);
+	msg->version = cpu_to_le16(RTRS_PROTO_VER);
+	msg->cid = cpu_to_le16(con->c.cid);
+	msg->cid_num = cpu_to_le16(path->s.con_num);
+	msg->recon_cnt = cpu_to_le16(path->s.recon_cnt);
+	uuid_copy(&msg->sess_uuid, &path->s.uuid);
+	uuid_copy(&msg->paths_uuid, &path->clt->paths_uuid);
+	/*
+	 * Every path may create the server's session: with the paths
+	 * connected one by one, the first to arrive creates it and the
+	 * others, finding it by paths_uuid, join it.
+	 */
+	msg->flags = RTRS_CONN_REQ_FIRST_CONN;
+}
+
+static int rtrs_clt_con_route_resolved(struct rtrs_clt_con *con)
+{
+	struct rtrs_msg_conn_req msg;
+	struct rdma_conn_param param = {
+		.retry_count		= 7,
+		.rnr_retry_count	= 7,
+		.private_data		= &msg,
+		.private_data_len	= sizeof(msg),
+	};
+	int err;
+
+	rtrs_clt_con_fill_req(con, &msg);
+
+	mutex_lock(&con->cm_mutex);
+	if (con->dead || !con->c.qp)
+		err = -ECONNABORTED;
+	else
+		err = rdma_connect_locked(con->c.cm_id, &param);
+	mutex_unlock(&con->cm_mutex);
+	return err;
+}
+
+/* What the connection response of the admin connection teaches. */
+static int rtrs_clt_path_learn(struct rtrs_clt_path *path,
+			       const struct rtrs_msg_conn_rsp *msg)
+{
+	u32 qd = le16_to_cpu(msg->queue_depth);
+	u32 io = le32_to_cpu(msg->max_io_size);
+	u32 hdr = le32_to_cpu(msg->max_hdr_size);
+	unsigned int off_bits = rtrs_imm_off_bits(qd);
+	u64 chunk = (u64)io + hdr;
+
+	if (!io || hdr < sizeof(struct rtrs_msg_rdma_read) +
+	    sizeof(struct rtrs_sg_desc) || hdr > RTRS_CLT_MAX_HDR_SIZE ||
+	    chunk > BIT_ULL(off_bits) || chunk * qd > U32_MAX) {
+		pr_err_ratelimited("%s: bad limits from server: queue depth %u, max IO %u, max header %u\n",
+				   path->s.sessname, qd, io, hdr);
+		return -EPROTO;
+	}
+
+	path->queue_depth = qd;
+	path->max_io_size = io;
+	path->max_hdr_size = hdr;
+	path->chunk_size = chunk;
+	path->off_bits = off_bits;
+	path->flags = le32_to_cpu(msg->flags);
+	return rtrs_clt_sess_set_limits(path);
+}
+
+static int rtrs_clt_con_check_rsp(struct rtrs_clt_con *con,
+				  const struct rtrs_msg_conn_rsp *msg,
+				  u8 len)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	u16 qd;
+
+	if (!msg || len < sizeof(*msg) ||
+	    le16_to_cpu(msg->magic) != RTRS_MAGIC ||
+	    le16_to_cpu(msg->version) >> 8 != RTRS_PROTO_VER_MAJOR) {
+		pr_err_ratelimited("%s: malformed connection response\n",
+				   path->s.sessname);
+		return -EPROTO;
+	}
+	if (msg->errno) {
+		pr_err_ratelimited("%s: server accepted with error %d\n",
+				   path->s.sessname,
+				   (s16)le16_to_cpu(msg->errno));
+		return -EPROTO;
+	}
+	qd = le16_to_cpu(msg->queue_depth);
+	if (!qd) {
+		pr_err_ratelimited("%s: server offers queue depth 0\n",
+				   path->s.sessname);
+		return -EPROTO;
+	}
+	if (!con->c.cid)
+		return rtrs_clt_path_learn(path, msg);
+	if (qd != path->queue_depth) {
+		pr_err_ratelimited("%s: queue depth %u on connection %u, %u on the first\n",
+				   path->s.sessname, qd, con->c.cid,
+				   path->queue_depth);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static int rtrs_clt_con_established(struct rtrs_clt_con *con,
+				    struct rdma_cm_event *ev)
+{
+	int err;
+
+	err = rtrs_clt_con_check_rsp(con, ev->param.conn.private_data,
+				     ev->param.conn.private_data_len);
+	return err ?: 1;
+}
+
+static int rtrs_clt_con_rejected(struct rtrs_clt_con *con,
+				 struct rdma_cm_event *ev)
+{
+	const struct rtrs_msg_conn_rsp *msg;
+	const char *path_name = con->c.path->sessname;
+	int err = -ECONNRESET;
+	u8 len = 0;
+
+	msg = rdma_consumer_reject_data(con->c.cm_id, ev, &len);
+	if (msg && len >= sizeof(*msg) &&
+	    le16_to_cpu(msg->magic) == RTRS_MAGIC &&
+	    (s16)le16_to_cpu(msg->errno) < 0)
+		err = (s16)le16_to_cpu(msg->errno);
+
+	if (err == -EBUSY)
+		pr_err_ratelimited("%s: server still holds the previous session, retry later\n",
+				   path_name);
+	else
+		pr_err_ratelimited("%s: connection %u rejected (%s): %d\n",
+				   path_name, con->c.cid,
+				   rdma_reject_msg(con->c.cm_id, ev->status),
+				   err);
+	return err;
+}
+
+/* Report the outcome of connecting, once, to rtrs_clt_con_connect(). */
+static void rtrs_clt_con_set_result(struct rtrs_clt_con *con, int result)
+{
+	if (READ_ONCE(con->cm_err))
+		return;
+	WRITE_ONCE(con->cm_err, result);
+	complete(&con->cm_done);
+}
+
+/* The connection went away: fail it if still connecting, and its path. */
+static void rtrs_clt_con_lost(struct rtrs_clt_con *con,
+			      struct rdma_cm_event *ev)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+
+	/* One line when a connected path fails; not for each connection. */
+	if (READ_ONCE(path->state) == RTRS_CLT_CONNECTED)
+		pr_info_ratelimited("%s: connection %u: %s\n",
+				    con->c.path->sessname, con->c.cid,
+				    rdma_event_msg(ev->event));
+	rtrs_clt_con_set_result(con, -ECONNRESET);
+	rtrs_clt_path_error(path);
+}
+
+static int rtrs_clt_cm_handler(struct rdma_cm_id *cm_id,
+			       struct rdma_cm_event *ev)
+{
+	struct rtrs_clt_con *con = cm_id->context;
+	int res;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		res = rtrs_clt_con_addr_resolved(con);
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		res = rtrs_clt_con_route_resolved(con);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		res = rtrs_clt_con_established(con, ev);
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		res = rtrs_clt_con_rejected(con, ev);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		pr_err_ratelimited("%s: connection %u: %s (%d)\n",
+				   con->c.path->sessname, con->c.cid,
+				   rdma_event_msg(ev->event), ev->status);
+		res = -ECONNRESET;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		rtrs_clt_con_lost(con, ev);
+		return 0;
+	default:
+		pr_info_ratelimited("%s: connection %u: ignoring %s\n",
+				    con->c.path->sessname, con->c.cid,
+				    rdma_event_msg(ev->event));
+		return 0;
+	}
+	/* The id is destroyed by the teardown, never by returning non-0. */
+	if (res)
+		rtrs_clt_con_set_result(con, res);
+	return 0;
+}
+
+static struct rtrs_clt_con *rtrs_clt_con_alloc(struct rtrs_clt_path *path,
+					       unsigned int cid)
+{
+	struct rtrs_clt_con *con;
+
+	con = kzalloc(sizeof(*con), GFP_KERNEL);
+	if (!con)
+		return NULL;
+
+	con->c.path = &path->s;
+	con->c.cid = cid;
+	/* IO connection n + 1 serves CPU n; poll connections wrap around. */
+	con->cpu = cid ? (cid - 1) % nr_cpu_ids : 0;
+	mutex_init(&con->cm_mutex);
+	init_completion(&con->cm_done);
+	spin_lock_init(&con->poll_lock);
+	con->recv_cqe.done = rtrs_clt_recv_done;
+	return con;
+}
+
+static int rtrs_clt_con_resolve(struct rtrs_clt_con *con)
+{
+	struct rtrs_path *s = con->c.path;
+	struct sockaddr *src = NULL;
+
+	if (s->src_addr.ss_family != AF_UNSPEC)
+		src = (struct sockaddr *)&s->src_addr;
+
+	return rdma_resolve_addr(con->c.cm_id, src,
+				 (struct sockaddr *)&s->dst_addr,
+				 RTRS_CLT_CONNECT_TIMEOUT_MS);
+}
+
+/**
+ * rtrs_clt_con_connect() - establish connection @cid of a path
+ * @path: the path; connections below @cid are established.
+ * @cid: index of the connection.
+ *
+ * Whatever the outcome, the connection is left in @path->s.con[@cid] for
+ * rtrs_clt_con_stop() and rtrs_clt_con_free().
+ *
+ * Context: process context, with @path->init_mutex held; sleeps.
+ * Return: 0 once established, or a negative errno.
+ */
+int rtrs_clt_con_connect(struct rtrs_clt_path *path, unsigned int cid)
+{
+	struct rtrs_clt_con *con;
+	struct rdma_cm_id *cm_id;
+	unsigned long timeout = msecs_to_jiffies(RTRS_CLT_CONNECT_TIMEOUT_MS);
+	unsigned long left;
+	int err;
+
+	lockdep_assert_held(&path->init_mutex);
+
+	con = rtrs_clt_con_alloc(path, cid);
+	if (!con)
+		return -ENOMEM;
+	path->s.con[cid] = &con->c;
+
+	cm_id = rdma_create_id(&init_net, rtrs_clt_cm_handler, con,
+			       RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(cm_id))
+		return PTR_ERR(cm_id);
+	con->c.cm_id = cm_id;
+
+	err = rtrs_clt_con_resolve(con);
+	if (err)
+		return err;
+
+	left = wait_for_completion_timeout(&con->cm_done, timeout);
+	if (!left)
+		return -ETIMEDOUT;
+	err = READ_ONCE(con->cm_err);
+	return err < 0 ? err : 0;
+}
+
+/**
+ * rtrs_clt_con_stop() - disconnect a connection and flush its queues
+ * @con: the connection.
+ *
+ * After this the CM handler no longer creates a QP or connects, and no
+ * completion of the QP is outstanding.
+ *
+ * Context: process context; sleeps.
+ */
+void rtrs_clt_con_stop(struct rtrs_clt_con *con)
+{
+	mutex_lock(&con->cm_mutex);
+	WRITE_ONCE(con->dead, true);
+	mutex_unlock(&con->cm_mutex);
+
+	if (con->c.cm_id)
+		rdma_disconnect(con->c.cm_id);
+	/* Nothing is posted before the connection is established. */
+	if (con->c.qp && READ_ONCE(con->cm_err) > 0)
+		ib_drain_qp(con->c.qp);
+}
+
+/**
+ * rtrs_clt_con_free() - free connection @cid of a path
+ * @path: the path.
+ * @cid: index of the connection; may be empty.
+ *
+ * Context: process context, after rtrs_clt_con_stop(); sleeps.
+ */
+void rtrs_clt_con_free(struct rtrs_clt_path *path, unsigned int cid)
+{
+	struct rtrs_clt_con *con;
+
+	if (!path->s.con[cid])
+		return;
+	con = to_clt_con(path->s.con[cid]);
+
+	mutex_lock(&con->cm_mutex);
+	rtrs_cq_qp_destroy(&con->c);
+	mutex_unlock(&con->cm_mutex);
+	if (con->rsp_ius)
+		rtrs_iu_free(con->rsp_ius, path->s.dev->ib_dev, con->recv_num);
+	if (con->c.cm_id)
+		rdma_destroy_id(con->c.cm_id);
+	mutex_destroy(&con->cm_mutex);
+	path->s.con[cid] = NULL;
+	kfree(con);
+}
+
+/**
+ * rtrs_clt_con_post_recvs() - fill the receive queue of a connection
+ * @con: an established connection.
+ *
+ * Under always-invalidate (%RTRS_MSG_NEW_RKEY_F) the server answers with
+ * a SEND WITH IMMEDIATE carrying struct rtrs_msg_rkey_rsp, so receives
+ * need buffers; otherwise it answers with RDMA WRITE WITH IMMEDIATE, which
+ * needs none.
+ *
+ * Context: process context; sleeps.
+ * Return: 0, or a negative errno.
+ */
+int rtrs_clt_con_post_recvs(struct rtrs_clt_con *con)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	u32 i;
+	int err;
+
+	if (!(path->flags & RTRS_MSG_NEW_RKEY_F)) {
+		for (i = 0; i < con->recv_num; i++) {
+			err = rtrs_post_recv_empty(&con->c, &con->recv_cqe);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+
+	con->rsp_ius = rtrs_iu_alloc(con->recv_num,
+				     sizeof(struct rtrs_msg_rkey_rsp),
+				     GFP_KERNEL, path->s.dev->ib_dev,
+				     DMA_FROM_DEVICE, rtrs_clt_recv_iu_done);
+	if (!con->rsp_ius)
+		return -ENOMEM;
+	for (i = 0; i < con->recv_num; i++) {
+		err = rtrs_iu_post_recv(&con->c, &con->rsp_ius[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}

@@ -1,0 +1,690 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rtrs: RDMA transport, client: READ and WRITE requests.
+ *
+ * A request is one RDMA WRITE WITH IMMEDIATE into the server chunk of its
+ * permit: for a WRITE the data, the user message and struct
+ * rtrs_msg_rdma_write; for a READ the user message and struct
+ * rtrs_msg_rdma_read describing a fast-registered MR the server writes the
+ * data into.  The immediate says where the header is.  The server answers
+ * with an immediate carrying the chunk id and an errno.
+ *
+ * All completions of a request arrive on the CQ of its connection, so the
+ * request slot needs no lock: the submitter fills it before posting, the
+ * connection's completion context owns it while in flight, and the path
+ * teardown owns it once the QP is drained.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+
+#include "rtrs-clt.h"
+
+static void rtrs_clt_write_done(struct ib_cq *cq, struct ib_wc *wc);
+static void rtrs_clt_inv_done(struct ib_cq *cq, struct ib_wc *wc);
+static void rtrs_clt_reg_done(struct ib_cq *cq, struct ib_wc *wc);
+
+static struct ib_cqe rtrs_clt_reg_cqe = {
+	.done = rtrs_clt_reg_done,
+};
+
+/* A work request of @con failed: the path goes down. */
+static void rtrs_clt_wc_failed(struct rtrs_clt_con *con, struct ib_wc *wc,
+			       const char *what)
+{
+	if (wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_err_ratelimited("%s: connection %u: %s failed: %s\n",
+				   con->c.path->sessname, con->c.cid, what,
+				   ib_wc_status_msg(wc->status));
+	rtrs_clt_path_error(to_clt_path(con->c.path));
+}
+
+/* The peer broke the protocol on @con: one line, and the path goes down. */
+static void rtrs_clt_proto_error(struct rtrs_clt_con *con, const char *what,
+				 u32 val)
+{
+	pr_err_ratelimited("%s: connection %u: %s (%#x) from server, closing\n",
+			   con->c.path->sessname, con->c.cid, what, val);
+	rtrs_clt_path_error(to_clt_path(con->c.path));
+}
+
+/**
+ * rtrs_clt_reqs_alloc() - allocate the request slots of a path
+ * @path: a path whose admin connection is established.
+ *
+ * Context: process context, with @path->init_mutex held; sleeps.
+ * Return: 0, or -ENOMEM with what was allocated left for
+ * rtrs_clt_reqs_free().
+ */
+int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path)
+{
+	struct ib_device *ib_dev = path->s.dev->ib_dev;
+	u32 qd = path->queue_depth, i;
+	struct rtrs_clt_io_req *req;
+	struct rtrs_iu *ius;
+	struct ib_sge *sges;
+	struct ib_mr *mr;
+
+	lockdep_assert_held(&path->init_mutex);
+
+	path->reqs = kcalloc(qd, sizeof(*path->reqs), GFP_KERNEL);
+	if (!path->reqs)
+		return -ENOMEM;
+	sges = kcalloc(qd, path->max_send_sge * sizeof(*sges), GFP_KERNEL);
+	if (!sges)
+		return -ENOMEM;
+	path->reqs[0].sge = sges;
+	ius = rtrs_iu_alloc(qd, path->max_hdr_size, GFP_KERNEL, ib_dev,
+			    DMA_TO_DEVICE, rtrs_clt_write_done);
+	if (!ius)
+		return -ENOMEM;
+
+	for (i = 0; i < qd; i++) {
+		req = &path->reqs[i];
+		req->iu = &ius[i];
+		req->sge = &sges[i * path->max_send_sge];
+		req->inv_cqe.done = rtrs_clt_inv_done;
+		mr = ib_alloc_mr(path->s.dev->ib_pd, IB_MR_TYPE_MEM_REG,
+				 path->max_pages_per_mr);
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
+		req->mr = mr;
+	}
+	return 0;
+}
+
+/**
+ * rtrs_clt_reqs_free() - free the request slots of a path
+ * @path: the path; its QPs are destroyed.
+ *
+ * Context: process context, with @path->init_mutex held.
+ */
+void rtrs_clt_reqs_free(struct rtrs_clt_path *path)
+{
+	u32 i;
+
+	lockdep_assert_held(&path->init_mutex);
+
+	if (!path->reqs)
+		return;
+	for (i = 0; i < path->queue_depth; i++)
+		if (path->reqs[i].mr)
+			ib_dereg_mr(path->reqs[i].mr);
+	rtrs_iu_free(path->reqs[0].iu, path->s.dev->ib_dev, path->queue_depth);
+	kfree(path->reqs[0].sge);
+	kfree(path->reqs);
+	path->reqs = NULL;
+}
+
+/* The request is over: give the user its result, exactly once. */
+static void rtrs_clt_req_complete(struct rtrs_clt_io_req *req)
+{
+	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
+
+	if (req->sg_cnt)
+		ib_dma_unmap_sg(path->s.dev->ib_dev, req->sglist, req->sg_cnt,
+				req->dir);
+	WRITE_ONCE(req->in_use, false);
+	req->conf(req->priv, req->status);
+}
+
+static void rtrs_clt_req_put(struct rtrs_clt_io_req *req)
+{
+	if (--req->pending)
+		return;
+	rtrs_clt_req_complete(req);
+}
+
+/**
+ * rtrs_clt_reqs_fail() - complete every request in flight on a path
+ * @path: the path; all its QPs are drained.
+ * @err: the result the users see.
+ *
+ * Context: process context, with @path->init_mutex held.
+ */
+void rtrs_clt_reqs_fail(struct rtrs_clt_path *path, int err)
+{
+	struct rtrs_clt_io_req *req;
+	u32 i;
+
+	lockdep_assert_held(&path->init_mutex);
+
+	if (!path->reqs)
+		return;
+	for (i = 0; i < path->queue_depth; i++) {
+		req = &path->reqs[i];
+		if (!req->in_use)
+			continue;
+		req->status = err;
+		req->pending = 1;
+		rtrs_clt_req_put(req);
+	}
+}
+
+static void rtrs_clt_write_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_SUCCESS)
+		rtrs_clt_wc_failed(rtrs_clt_wc_con(wc), wc, "request");
+}
+
+static void rtrs_clt_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_SUCCESS)
+		rtrs_clt_wc_failed(rtrs_clt_wc_con(wc), wc, "memory registration");
+}
+
+static void rtrs_clt_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_clt_io_req *req = container_of(wc->wr_cqe,
+						   struct rtrs_clt_io_req,
+						   inv_cqe);
+
+	if (wc->status != IB_WC_SUCCESS) {
+		rtrs_clt_wc_failed(rtrs_clt_wc_con(wc), wc, "invalidation");
+		req->status = req->status ?: -EIO;
+	}
+	req->mr_valid = false;
+	rtrs_clt_req_put(req);
+}
+
+/**
+ * rtrs_clt_hb_done() - completion of a heartbeat or heartbeat ack write
+ * @cq: the CQ.
+ * @wc: the work completion.
+ *
+ * Context: softirq, or the drain.
+ */
+void rtrs_clt_hb_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_SUCCESS)
+		rtrs_clt_wc_failed(rtrs_clt_wc_con(wc), wc, "heartbeat");
+}
+
+/* The send of @req's LOCAL_INV: the server did not invalidate @req->mr. */
+static int rtrs_clt_post_inv(struct rtrs_clt_io_req *req)
+{
+	struct ib_send_wr wr = {
+		.opcode			= IB_WR_LOCAL_INV,
+		.wr_cqe			= &req->inv_cqe,
+		.send_flags		= IB_SEND_SIGNALED,
+		.ex.invalidate_rkey	= req->mr->rkey,
+	};
+
+	return ib_post_send(req->con->c.qp, &wr, NULL);
+}
+
+/* The slot of the request answered by @msg_id, if one is in flight on @con. */
+static struct rtrs_clt_io_req *rtrs_clt_rsp_req(struct rtrs_clt_con *con,
+						u32 msg_id)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	struct rtrs_clt_io_req *req;
+
+	if (msg_id >= path->queue_depth)
+		return NULL;
+	req = &path->reqs[msg_id];
+	if (!READ_ONCE(req->in_use) || req->con != con)
+		return NULL;
+	return req;
+}
+
+/* The server answered @req; a READ's MR is invalidated before completing. */
+static void rtrs_clt_req_answered(struct rtrs_clt_io_req *req, int errno,
+				  bool w_inv)
+{
+	int err;
+
+	req->status = errno;
+	if (w_inv)
+		req->mr_valid = false;
+	if (req->dir == DMA_FROM_DEVICE && req->mr_valid) {
+		err = rtrs_clt_post_inv(req);
+		if (!err) {
+			req->pending++;
+		} else {
+			pr_err_ratelimited("%s: invalidating MR failed: %d\n",
+					   req->con->c.path->sessname, err);
+			req->status = req->status ?: err;
+			rtrs_clt_path_error(to_clt_path(req->con->c.path));
+		}
+	}
+	rtrs_clt_req_put(req);
+}
+
+static int rtrs_clt_io_rsp(struct rtrs_clt_con *con, u32 imm)
+{
+	struct rtrs_clt_io_req *req;
+	u32 msg_id;
+	int errno;
+
+	rtrs_io_rsp_decode(rtrs_imm_payload(imm), &msg_id, &errno);
+	req = rtrs_clt_rsp_req(con, msg_id);
+	if (!req) {
+		rtrs_clt_proto_error(con, "answer to no request", imm);
+		return -EPROTO;
+	}
+	rtrs_clt_req_answered(req, errno,
+			      rtrs_imm_type(imm) == RTRS_IO_RSP_W_INV_IMM);
+	return 0;
+}
+
+/* An RDMA WRITE WITH IMMEDIATE of the server: answer or heartbeat. */
+static int rtrs_clt_process_imm(struct rtrs_clt_con *con, u32 imm)
+{
+	switch (rtrs_imm_type(imm)) {
+	case RTRS_IO_RSP_IMM:
+	case RTRS_IO_RSP_W_INV_IMM:
+		return rtrs_clt_io_rsp(con, imm);
+	case RTRS_HB_MSG_IMM:
+		rtrs_send_hb_ack(con->c.path);
+		return 0;
+	case RTRS_HB_ACK_IMM:
+		return 0;
+	}
+	rtrs_clt_proto_error(con, "unknown immediate", imm);
+	return -EPROTO;
+}
+
+/*
+ * A SEND without immediate is the server's SEND WITH INVALIDATE of a
+ * READ's MR; its answer follows as an immediate.
+ */
+static int rtrs_clt_process_send(struct rtrs_clt_con *con, struct ib_wc *wc)
+{
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE)
+		return 0;
+	rtrs_clt_proto_error(con, "unexpected send", wc->byte_len);
+	return -EPROTO;
+}
+
+/**
+ * rtrs_clt_recv_done() - completion of a receive without buffer
+ * @cq: the CQ.
+ * @wc: the work completion.
+ *
+ * Takes answers and heartbeats (RDMA WRITE WITH IMMEDIATE) and the
+ * server's invalidations, then posts the receive again.
+ *
+ * Context: softirq, rtrs_clt_rdma_cq_direct(), or the drain.
+ */
+void rtrs_clt_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_clt_con *con = rtrs_clt_wc_con(wc);
+	int err;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		rtrs_clt_wc_failed(con, wc, "receive");
+		return;
+	}
+	rtrs_hb_received(con->c.path);
+
+	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM)
+		err = rtrs_clt_process_imm(con, be32_to_cpu(wc->ex.imm_data));
+	else
+		err = rtrs_clt_process_send(con, wc);
+	if (err)
+		return;
+
+	err = rtrs_post_recv_empty(&con->c, &con->recv_cqe);
+	if (err)
+		rtrs_clt_proto_error(con, "posting receive failed", err);
+}
+
+/* Under always-invalidate the answer brings the chunk's next rkey. */
+static int rtrs_clt_process_rkey_rsp(struct rtrs_clt_con *con,
+				     struct rtrs_iu *iu, struct ib_wc *wc)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	const struct rtrs_msg_rkey_rsp *msg = iu->buf;
+	u32 imm = be32_to_cpu(wc->ex.imm_data);
+	struct rtrs_clt_io_req *req;
+	u32 msg_id;
+	int errno;
+
+	if (wc->byte_len < sizeof(*msg) ||
+	    le16_to_cpu(msg->type) != RTRS_MSG_RKEY_RSP ||
+	    (rtrs_imm_type(imm) != RTRS_IO_RSP_IMM &&
+	     rtrs_imm_type(imm) != RTRS_IO_RSP_W_INV_IMM)) {
+		rtrs_clt_proto_error(con, "malformed rkey answer", imm);
+		return -EPROTO;
+	}
+	rtrs_io_rsp_decode(rtrs_imm_payload(imm), &msg_id, &errno);
+	req = rtrs_clt_rsp_req(con, msg_id);
+	if (!req || le16_to_cpu(msg->buf_id) != msg_id) {
+		rtrs_clt_proto_error(con, "rkey answer to no request", imm);
+		return -EPROTO;
+	}
+	path->rbufs[msg_id].rkey = le32_to_cpu(msg->rkey);
+	rtrs_clt_req_answered(req, errno,
+			      rtrs_imm_type(imm) == RTRS_IO_RSP_W_INV_IMM);
+	return 0;
+}
+
+/**
+ * rtrs_clt_recv_iu_done() - completion of a receive with buffer
+ * @cq: the CQ.
+ * @wc: the work completion.
+ *
+ * Used when the server announces new rkeys: takes what
+ * rtrs_clt_recv_done() takes and the answers with struct
+ * rtrs_msg_rkey_rsp, then posts the buffer again.
+ *
+ * Context: softirq, rtrs_clt_rdma_cq_direct(), or the drain.
+ */
+void rtrs_clt_recv_iu_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_clt_con *con = rtrs_clt_wc_con(wc);
+	struct rtrs_iu *iu = container_of(wc->wr_cqe, struct rtrs_iu, cqe);
+	struct ib_device *ib_dev = con->c.path->dev->ib_dev;
+	int err;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		rtrs_clt_wc_failed(con, wc, "receive");
+		return;
+	}
+	rtrs_hb_received(con->c.path);
+
+	ib_dma_sync_single_for_cpu(ib_dev, iu->dma_addr, iu->size,
+				   DMA_FROM_DEVICE);
+	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM)
+		err = rtrs_clt_process_imm(con, be32_to_cpu(wc->ex.imm_data));
+	else if (wc->wc_flags & IB_WC_WITH_IMM)
+		err = rtrs_clt_process_rkey_rsp(con, iu, wc);
+	else
+		err = rtrs_clt_process_send(con, wc);
+	if (err)
+		return;
+
+	ib_dma_sync_single_for_device(ib_dev, iu->dma_addr, iu->size,
+				      DMA_FROM_DEVICE);
+	err = rtrs_iu_post_recv(&con->c, iu);
+	if (err)
+		rtrs_clt_proto_error(con, "posting receive failed", err);
+}
+
+/* IO connection of the permit's CPU, or the admin connection. */
+static struct rtrs_clt_con *rtrs_clt_permit_con(struct rtrs_clt_path *path,
+						struct rtrs_permit *permit)
+{
+	unsigned int cid = 0;
+
+	if (permit->con_type == RTRS_IO_CON)
+		cid = permit->cpu % (path->s.irq_con_num - 1) + 1;
+	return rtrs_clt_path_con(path, cid);
+}
+
+/* Map the user's data; 0 entries for a request without data. */
+static int rtrs_clt_req_map(struct rtrs_clt_io_req *req)
+{
+	struct ib_device *ib_dev = req->con->c.path->dev->ib_dev;
+	int count;
+
+	if (!req->sg_cnt)
+		return 0;
+	count = ib_dma_map_sg(ib_dev, req->sglist, req->sg_cnt, req->dir);
+	return count ?: -EIO;
+}
+
+static void rtrs_clt_req_unmap(struct rtrs_clt_io_req *req)
+{
+	struct ib_device *ib_dev = req->con->c.path->dev->ib_dev;
+
+	if (req->sg_cnt)
+		ib_dma_unmap_sg(ib_dev, req->sglist, req->sg_cnt, req->dir);
+}
+
+/*
+ * Register the @count mapped entries (ib_dma_map_sg() may have merged
+ * some) with the request's MR, under a fresh rkey, and build its REG_MR.
+ */
+static int rtrs_clt_req_reg(struct rtrs_clt_io_req *req, int count,
+			    int access, struct ib_reg_wr *rwr)
+{
+	int nr;
+
+	nr = ib_map_mr_sg(req->mr, req->sglist, count, NULL, SZ_4K);
+	if (nr != count)
+		return nr < 0 ? nr : -EINVAL;
+	if (req->mr->length != req->data_len)
+		return -EINVAL;
+	ib_update_fast_reg_key(req->mr, ib_inc_rkey(req->mr->rkey));
+
+	*rwr = (struct ib_reg_wr) {
+		.wr.opcode	= IB_WR_REG_MR,
+		.wr.wr_cqe	= &rtrs_clt_reg_cqe,
+		.mr		= req->mr,
+		.key		= req->mr->rkey,
+		.access		= access,
+	};
+	return 0;
+}
+
+/* SGEs of the mapped data entries themselves; their total must be @len. */
+static int rtrs_clt_req_direct_sges(struct rtrs_clt_io_req *req, int count)
+{
+	u32 lkey = req->con->c.path->dev->ib_pd->local_dma_lkey;
+	struct scatterlist *sg;
+	u64 total = 0;
+	int i;
+
+	for_each_sg(req->sglist, sg, count, i) {
+		req->sge[i].addr = sg_dma_address(sg);
+		req->sge[i].length = sg_dma_len(sg);
+		req->sge[i].lkey = lkey;
+		total += sg_dma_len(sg);
+	}
+	return total == req->data_len ? 0 : -EINVAL;
+}
+
+/* Post the write of the header buffer (after @nsge data SGEs). */
+static int rtrs_clt_req_post(struct rtrs_clt_io_req *req, unsigned int nsge,
+			     u32 hdr_len, u64 remote_off,
+			     struct ib_send_wr *head, struct ib_send_wr *tail)
+{
+	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
+	struct rtrs_rbuf *rbuf = &path->rbufs[req - path->reqs];
+	u32 imm;
+
+	req->sge[nsge] = (struct ib_sge) {
+		.addr	= req->iu->dma_addr,
+		.length	= hdr_len,
+		.lkey	= path->s.dev->ib_pd->local_dma_lkey,
+	};
+	ib_dma_sync_single_for_device(path->s.dev->ib_dev, req->iu->dma_addr,
+				      hdr_len, DMA_TO_DEVICE);
+
+	imm = rtrs_io_req_imm(req - path->reqs, req->data_len + req->usr_len,
+			      path->off_bits);
+	return rtrs_iu_post_rdma_write_imm(&req->con->c, req->iu, req->sge,
+					   nsge + 1, rbuf->rkey,
+					   rbuf->addr + remote_off, imm, 0,
+					   head, tail);
+}
+
+/*
+ * WRITE: data, user message and header in one RDMA WRITE WITH IMMEDIATE.
+ * Data entries go as SGEs when they fit, else through the MR, which a
+ * LOCAL_INV right behind the write frees again.
+ */
+static int rtrs_clt_write_req(struct rtrs_clt_io_req *req, int count)
+{
+	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
+	struct rtrs_msg_rdma_write *msg = req->iu->buf + req->usr_len;
+	struct ib_send_wr inv_wr, *head = NULL, *tail = NULL;
+	u32 hdr_len = req->usr_len + sizeof(*msg);
+	struct ib_reg_wr rwr;
+	unsigned int nsge = count;
+	int err;
+
+	msg->type = cpu_to_le16(RTRS_MSG_WRITE);
+	msg->usr_len = cpu_to_le16(req->usr_len);
+
+	if (count + 1 <= path->max_send_sge) {
+		err = rtrs_clt_req_direct_sges(req, count);
+		if (err)
+			return err;
+	} else {
+		err = rtrs_clt_req_reg(req, count, IB_ACCESS_LOCAL_WRITE, &rwr);
+		if (err)
+			return err;
+		req->sge[0] = (struct ib_sge) {
+			.addr	= req->mr->iova,
+			.length	= req->mr->length,
+			.lkey	= req->mr->lkey,
+		};
+		nsge = 1;
+		inv_wr = (struct ib_send_wr) {
+			.opcode			= IB_WR_LOCAL_INV,
+			.wr_cqe			= &req->inv_cqe,
+			.send_flags		= IB_SEND_SIGNALED,
+			.ex.invalidate_rkey	= req->mr->rkey,
+		};
+		head = &rwr.wr;
+		tail = &inv_wr;
+		req->mr_valid = true;
+		req->pending++;
+	}
+	return rtrs_clt_req_post(req, nsge, hdr_len, 0, head, tail);
+}
+
+/*
+ * READ: user message and header, whose one descriptor is the MR the
+ * server writes into and then invalidates.
+ */
+static int rtrs_clt_read_req(struct rtrs_clt_io_req *req, int count)
+{
+	struct rtrs_msg_rdma_read *msg = req->iu->buf + req->usr_len;
+	u32 hdr_len = req->usr_len + sizeof(*msg);
+	struct ib_send_wr *head = NULL;
+	struct ib_reg_wr rwr;
+	int err;
+
+	msg->type = cpu_to_le16(RTRS_MSG_READ);
+	msg->usr_len = cpu_to_le16(req->usr_len);
+	msg->flags = 0;
+	msg->sg_cnt = 0;
+	if (count) {
+		err = rtrs_clt_req_reg(req, count, IB_ACCESS_LOCAL_WRITE |
+				       IB_ACCESS_REMOTE_WRITE, &rwr);
+		if (err)
+			return err;
+		msg->flags = cpu_to_le16(RTRS_MSG_NEED_INVAL_F);
+		msg->sg_cnt = cpu_to_le16(1);
+		msg->desc[0].addr = cpu_to_le64(req->mr->iova);
+		msg->desc[0].key = cpu_to_le32(req->mr->rkey);
+		msg->desc[0].len = cpu_to_le32(req->mr->length);
+		hdr_len += sizeof(msg->desc[0]);
+		head = &rwr.wr;
+		req->mr_valid = true;
+	}
+	return rtrs_clt_req_post(req, 0, hdr_len, req->data_len, head, NULL);
+}
+
+/* Can the request go out at all?  Header room, data size and segments. */
+static int rtrs_clt_req_check(struct rtrs_clt_path *path, int dir,
+			      size_t usr_len, size_t len, unsigned int sg_cnt)
+{
+	size_t hdr_len = dir == READ ?
+		sizeof(struct rtrs_msg_rdma_read) + sizeof(struct rtrs_sg_desc) :
+		sizeof(struct rtrs_msg_rdma_write);
+
+	if (usr_len > U16_MAX || usr_len + hdr_len > path->max_hdr_size ||
+	    len > path->max_io_size)
+		return -EMSGSIZE;
+	if (sg_cnt > path->max_pages_per_mr || (len && !sg_cnt) ||
+	    (dir == READ && !len && sg_cnt))
+		return -EINVAL;
+	return 0;
+}
+
+static void rtrs_clt_req_init(struct rtrs_clt_io_req *req,
+			      struct rtrs_clt_con *con, int dir,
+			      struct rtrs_clt_req_ops *ops,
+			      const struct kvec *vec, size_t nr,
+			      size_t usr_len, size_t len,
+			      struct scatterlist *sg, unsigned int sg_cnt)
+{
+	void *buf = req->iu->buf;
+	size_t i;
+
+	req->con = con;
+	req->dir = dir == READ ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
+	req->sglist = sg;
+	req->sg_cnt = sg_cnt;
+	req->data_len = len;
+	req->usr_len = usr_len;
+	req->priv = ops->priv;
+	req->conf = ops->conf_fn;
+	req->status = 0;
+	req->pending = 1;
+	req->mr_valid = false;
+	for (i = 0; i < nr; buf += vec[i].iov_len, i++)
+		memcpy(buf, vec[i].iov_base, vec[i].iov_len);
+}
+
+/* Posting failed: the request never left; a registered MR dooms the path. */
+static void rtrs_clt_req_abort(struct rtrs_clt_io_req *req, int err)
+{
+	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
+
+	pr_err_ratelimited("%s: posting request failed: %d\n",
+			   path->s.sessname, err);
+	if (req->mr_valid)
+		rtrs_clt_path_error(path);
+	rtrs_clt_req_unmap(req);
+	WRITE_ONCE(req->in_use, false);
+}
+
+/**
+ * rtrs_clt_path_request() - send a request over one path
+ * @path: a connected path; called inside an RCU read section that the
+ *	path's teardown waits for.
+ * @dir: READ or WRITE.
+ * @ops: the user's completion callback.
+ * @permit: the request's permit.
+ * @vec: user message.
+ * @nr: entries in @vec.
+ * @usr_len: total length of @vec.
+ * @len: data length.
+ * @sg: data.
+ * @sg_cnt: entries in @sg.
+ *
+ * Context: any context; does not sleep.
+ * Return: 0 when the request is posted; -EMSGSIZE or -EINVAL when it can
+ * never be, on any path; another negative errno when posting failed.
+ */
+int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
+			  struct rtrs_clt_req_ops *ops,
+			  struct rtrs_permit *permit,
+			  const struct kvec *vec, size_t nr, size_t usr_len,
+			  size_t len, struct scatterlist *sg,
+			  unsigned int sg_cnt)
+{
+	struct rtrs_clt_io_req *req;
+	int count, err;
+
+	err = rtrs_clt_req_check(path, dir, usr_len, len, sg_cnt);
+	if (err)
+		return err;
+	if (WARN_ON_ONCE(permit->mem_id >= path->queue_depth))
+		return -EINVAL;
+	req = &path->reqs[permit->mem_id];
+	if (WARN_ON_ONCE(READ_ONCE(req->in_use)))
+		return -EBUSY;
+
+	rtrs_clt_req_init(req, rtrs_clt_permit_con(path, permit), dir, ops,
+			  vec, nr, usr_len, len, sg, sg_cnt);
+	count = rtrs_clt_req_map(req);
+	if (count < 0)
+		return count;
+
+	WRITE_ONCE(req->in_use, true);
+	if (dir == READ)
+		err = rtrs_clt_read_req(req, count);
+	else
+		err = rtrs_clt_write_req(req, count);
+	if (err)
+		rtrs_clt_req_abort(req, err);
+	return err;
+}

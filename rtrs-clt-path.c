@@ -1,0 +1,485 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rtrs: RDMA transport, client: life of a path.
+ *
+ * A path connects its connections one by one, admin connection first,
+ * then asks the server for its chunks (INFO_REQ/INFO_RSP on the admin
+ * connection) and is up.  An error anywhere queues the close work, which
+ * tears the connections down, fails the requests in flight and schedules
+ * a reconnect.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/random.h>
+#include <linux/slab.h>
+
+#include "rtrs-clt.h"
+
+/**
+ * rtrs_clt_path_error() - a path failed
+ * @path: the path.
+ *
+ * A connected path is closed by its close work; a connecting one fails
+ * its connect.  Anything else is already going down.
+ *
+ * Context: any context.
+ */
+void rtrs_clt_path_error(struct rtrs_clt_path *path)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&path->state_lock, flags);
+	switch (path->state) {
+	case RTRS_CLT_CONNECTED:
+		WRITE_ONCE(path->state, RTRS_CLT_CLOSING);
+		queue_work(rtrs_clt_wq, &path->close_work);
+		break;
+	case RTRS_CLT_CONNECTING:
+		WRITE_ONCE(path->connect_failed, true);
+		complete(&path->info_done);
+		break;
+	default:
+		break;
+	}
+	spin_unlock_irqrestore(&path->state_lock, flags);
+}
+
+/* Move @path from @old to @new; false if it was not in @old. */
+static bool rtrs_clt_path_change_state(struct rtrs_clt_path *path,
+				       enum rtrs_clt_state old,
+				       enum rtrs_clt_state new)
+{
+	bool changed = false;
+
+	spin_lock_irq(&path->state_lock);
+	if (path->state == old) {
+		WRITE_ONCE(path->state, new);
+		changed = true;
+	}
+	spin_unlock_irq(&path->state_lock);
+	return changed;
+}
+
+static void rtrs_clt_hb_err(struct rtrs_con *con)
+{
+	rtrs_clt_path_error(to_clt_path(con->path));
+}
+
+static void rtrs_clt_info_req_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_clt_con *con = rtrs_clt_wc_con(wc);
+
+	if (wc->status == IB_WC_SUCCESS)
+		return;
+	pr_err_ratelimited("%s: sending path info failed: %s\n",
+			   con->c.path->sessname, ib_wc_status_msg(wc->status));
+	rtrs_clt_path_error(to_clt_path(con->c.path));
+}
+
+/* Check one chunk descriptor and fill the chunks it holds from *@chunk. */
+static int rtrs_clt_info_desc(struct rtrs_clt_path *path,
+			      const struct rtrs_sg_desc *desc, u32 *chunk)
+{
+	u64 addr = le64_to_cpu(desc->addr);
+	u32 len = le32_to_cpu(desc->len);
+	u32 rkey = le32_to_cpu(desc->key);
+	u32 n = len / path->chunk_size;
+
+	if (!len || len % path->chunk_size ||
+	    n > path->queue_depth - *chunk)
+		return -EPROTO;
+
+	for (; n; n--, (*chunk)++, addr += path->chunk_size) {
+		path->rbufs[*chunk].addr = addr;
+		path->rbufs[*chunk].rkey = rkey;
+	}
+	return 0;
+}
+
+/*
+ * The descriptors must cover the chunks exactly: each a whole multiple of
+ * the chunk size, together queue depth chunks, as many as divide the queue
+ * depth.
+ */
+static int rtrs_clt_info_parse(struct rtrs_clt_path *path,
+			       const struct rtrs_msg_info_rsp *msg, u32 len)
+{
+	u32 sg_cnt, chunk = 0, i;
+	int err;
+
+	if (len < sizeof(*msg) ||
+	    le16_to_cpu(msg->type) != RTRS_MSG_INFO_RSP)
+		return -EPROTO;
+	sg_cnt = le16_to_cpu(msg->sg_cnt);
+	if (!sg_cnt || path->queue_depth % sg_cnt ||
+	    len < struct_size(msg, desc, sg_cnt))
+		return -EPROTO;
+
+	for (i = 0; i < sg_cnt; i++) {
+		err = rtrs_clt_info_desc(path, &msg->desc[i], &chunk);
+		if (err)
+			return err;
+	}
+	return chunk == path->queue_depth ? 0 : -EPROTO;
+}
+
+static void rtrs_clt_info_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_clt_con *con = rtrs_clt_wc_con(wc);
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	struct rtrs_iu *iu = container_of(wc->wr_cqe, struct rtrs_iu, cqe);
+	int err = -ECONNRESET;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		pr_err_ratelimited("%s: receiving path info failed: %s\n",
+				   path->s.sessname,
+				   ib_wc_status_msg(wc->status));
+		goto out;
+	}
+	rtrs_hb_received(&path->s);
+	if (wc->opcode != IB_WC_RECV) {
+		err = -EPROTO;
+		goto out;
+	}
+	ib_dma_sync_single_for_cpu(path->s.dev->ib_dev, iu->dma_addr,
+				   iu->size, DMA_FROM_DEVICE);
+	err = rtrs_clt_info_parse(path, iu->buf, wc->byte_len);
+	if (err)
+		pr_err_ratelimited("%s: malformed path info from server\n",
+				   path->s.sessname);
+out:
+	path->info_err = err;
+	complete(&path->info_done);
+}
+
+static int rtrs_clt_info_alloc(struct rtrs_clt_path *path)
+{
+	struct ib_device *ib_dev = path->s.dev->ib_dev;
+	size_t rx_size;
+
+	rx_size = sizeof(struct rtrs_msg_info_rsp) +
+		  path->queue_depth * sizeof(struct rtrs_sg_desc);
+	path->info_rx_iu = rtrs_iu_alloc(1, rx_size, GFP_KERNEL, ib_dev,
+					 DMA_FROM_DEVICE,
+					 rtrs_clt_info_rsp_done);
+	path->info_tx_iu = rtrs_iu_alloc(1, sizeof(struct rtrs_msg_info_req),
+					 GFP_KERNEL, ib_dev, DMA_TO_DEVICE,
+					 rtrs_clt_info_req_done);
+	return path->info_rx_iu && path->info_tx_iu ? 0 : -ENOMEM;
+}
+
+static void rtrs_clt_info_free(struct rtrs_clt_path *path)
+{
+	struct ib_device *ib_dev = path->s.dev->ib_dev;
+
+	rtrs_iu_free(path->info_tx_iu, ib_dev, 1);
+	path->info_tx_iu = NULL;
+	rtrs_iu_free(path->info_rx_iu, ib_dev, 1);
+	path->info_rx_iu = NULL;
+}
+
+static int rtrs_clt_info_send(struct rtrs_clt_path *path)
+{
+	struct rtrs_con *con = path->s.con[0];
+	struct rtrs_iu *tx = path->info_tx_iu;
+	struct rtrs_msg_info_req *msg = tx->buf;
+	int err;
+
+	err = rtrs_iu_post_recv(con, path->info_rx_iu);
+	if (err)
+		return err;
+
+	memset(msg, 0, sizeof(*msg));
+	msg->type = cpu_to_le16(RTRS_MSG_INFO_REQ);
+	strscpy(msg->pathname, path->s.sessname, sizeof(msg->pathname));
+	ib_dma_sync_single_for_device(path->s.dev->ib_dev, tx->dma_addr,
+				      sizeof(*msg), DMA_TO_DEVICE);
+	return rtrs_iu_post_send(con, tx, sizeof(*msg), NULL);
+}
+
+/* Learn the server's chunks; then the connections can take answers. */
+static int rtrs_clt_path_info(struct rtrs_clt_path *path)
+{
+	unsigned long timeout = msecs_to_jiffies(RTRS_CLT_CONNECT_TIMEOUT_MS);
+	unsigned long left;
+	unsigned int cid;
+	int err;
+
+	err = rtrs_clt_info_alloc(path);
+	if (err)
+		return err;
+	err = rtrs_clt_info_send(path);
+	if (err)
+		return err;
+
+	left = wait_for_completion_timeout(&path->info_done, timeout);
+	if (!left)
+		return -ETIMEDOUT;
+	if (READ_ONCE(path->connect_failed))
+		return -ECONNRESET;
+	if (path->info_err)
+		return path->info_err;
+
+	for (cid = 0; cid < path->s.con_num; cid++) {
+		err = rtrs_clt_con_post_recvs(rtrs_clt_path_con(path, cid));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int rtrs_clt_path_connect(struct rtrs_clt_path *path)
+{
+	unsigned int cid;
+	int err;
+
+	lockdep_assert_held(&path->init_mutex);
+
+	WRITE_ONCE(path->connect_failed, false);
+	path->info_err = -ECONNRESET;
+	reinit_completion(&path->info_done);
+
+	for (cid = 0; cid < path->s.con_num; cid++) {
+		err = rtrs_clt_con_connect(path, cid);
+		if (err)
+			return err;
+		if (cid)
+			continue;
+		path->rbufs = kcalloc(path->queue_depth, sizeof(*path->rbufs),
+				      GFP_KERNEL);
+		if (!path->rbufs)
+			return -ENOMEM;
+	}
+	err = rtrs_clt_reqs_alloc(path);
+	if (err)
+		return err;
+	return rtrs_clt_path_info(path);
+}
+
+/*
+ * Undo rtrs_clt_path_connect(), whatever it got to: stop the heartbeats,
+ * let submitters that saw the path connected finish posting, flush every
+ * queue, fail the requests still in flight and free it all.
+ */
+static void rtrs_clt_path_teardown(struct rtrs_clt_path *path)
+{
+	unsigned int cid;
+
+	lockdep_assert_held(&path->init_mutex);
+
+	rtrs_stop_hb(&path->s);
+	synchronize_rcu();
+
+	for (cid = 0; cid < path->s.con_num; cid++)
+		if (path->s.con[cid])
+			rtrs_clt_con_stop(rtrs_clt_path_con(path, cid));
+	rtrs_clt_reqs_fail(path, -ECONNABORTED);
+
+	for (cid = path->s.con_num; cid--; )
+		rtrs_clt_con_free(path, cid);
+	if (!path->s.dev)
+		return;
+	rtrs_clt_info_free(path);
+	rtrs_clt_reqs_free(path);
+	kfree(path->rbufs);
+	path->rbufs = NULL;
+	rtrs_ib_dev_put(path->s.dev);
+	path->s.dev = NULL;
+}
+
+static void rtrs_clt_path_log_err(struct rtrs_clt_path *path, int err)
+{
+	char dst[64];
+
+	sockaddr_to_str((struct sockaddr *)&path->s.dst_addr, dst, sizeof(dst));
+	pr_err_ratelimited("%s: connecting path to %s failed: %d\n",
+			   path->s.sessname, dst, err);
+}
+
+/**
+ * rtrs_clt_path_open() - establish a path
+ * @path: a path in %RTRS_CLT_CONNECTING, its connections down.
+ *
+ * On success the path is %RTRS_CLT_CONNECTED with heartbeats running and
+ * counted as up; on failure everything is torn down again and the state
+ * is left alone.
+ *
+ * Context: process context; sleeps.
+ * Return: 0, or a negative errno.
+ */
+int rtrs_clt_path_open(struct rtrs_clt_path *path)
+{
+	int err;
+
+	mutex_lock(&path->init_mutex);
+	err = rtrs_clt_path_connect(path);
+	if (!err && !rtrs_clt_path_change_state(path, RTRS_CLT_CONNECTING,
+						RTRS_CLT_CONNECTED))
+		err = -ECONNABORTED;
+	if (err) {
+		rtrs_clt_path_log_err(path, err);
+		rtrs_clt_path_teardown(path);
+	} else {
+		rtrs_start_hb(&path->s);
+		rtrs_clt_path_up(path);
+	}
+	mutex_unlock(&path->init_mutex);
+	return err;
+}
+
+static bool rtrs_clt_may_reconnect(struct rtrs_clt_path *path)
+{
+	s16 max = path->clt->max_reconnect_attempts;
+
+	return max < 0 || path->reconnect_attempts < max;
+}
+
+/**
+ * rtrs_clt_path_schedule_reconnect() - try a path that is down again later
+ * @path: a path whose connections are down.
+ * @from: the state the caller left @path in: %RTRS_CLT_CONNECTING after a
+ *	failed connect, %RTRS_CLT_CLOSING after the close work's teardown.
+ *
+ * Schedules the reconnect work after the session's reconnect delay, plus
+ * up to a second at random so paths do not reconnect in lockstep, or
+ * leaves the path %RTRS_CLT_CLOSED when it ran out of attempts.  Does
+ * nothing when @path has left @from meanwhile: whoever moved it decides.
+ *
+ * Context: process context.
+ */
+void rtrs_clt_path_schedule_reconnect(struct rtrs_clt_path *path,
+				      enum rtrs_clt_state from)
+{
+	unsigned long delay;
+
+	delay = msecs_to_jiffies(path->clt->reconnect_delay_sec * 1000U +
+			get_random_u32_below(RTRS_CLT_RECONNECT_JITTER_MS));
+
+	spin_lock_irq(&path->state_lock);
+	if (path->state == from) {
+		if (rtrs_clt_may_reconnect(path)) {
+			WRITE_ONCE(path->state, RTRS_CLT_RECONNECTING);
+			queue_delayed_work(rtrs_clt_wq, &path->reconnect_dwork,
+					   delay);
+		} else {
+			WRITE_ONCE(path->state, RTRS_CLT_CLOSED);
+		}
+	}
+	spin_unlock_irq(&path->state_lock);
+}
+
+static void rtrs_clt_reconnect_work(struct work_struct *work)
+{
+	struct rtrs_clt_path *path = container_of(to_delayed_work(work),
+						  struct rtrs_clt_path,
+						  reconnect_dwork);
+
+	if (!rtrs_clt_path_change_state(path, RTRS_CLT_RECONNECTING,
+					RTRS_CLT_CONNECTING))
+		return;
+
+	path->reconnect_attempts++;
+	path->s.recon_cnt++;
+	if (!rtrs_clt_path_open(path)) {
+		path->reconnect_attempts = 0;
+		return;
+	}
+	rtrs_clt_path_schedule_reconnect(path, RTRS_CLT_CONNECTING);
+}
+
+static void rtrs_clt_close_work(struct work_struct *work)
+{
+	struct rtrs_clt_path *path = container_of(work, struct rtrs_clt_path,
+						  close_work);
+
+	mutex_lock(&path->init_mutex);
+	rtrs_clt_path_teardown(path);
+	rtrs_clt_path_down(path);
+	mutex_unlock(&path->init_mutex);
+	rtrs_clt_path_schedule_reconnect(path, RTRS_CLT_CLOSING);
+}
+
+/**
+ * rtrs_clt_path_close() - take a path down for good
+ * @path: the path.
+ *
+ * Nothing restarts the path afterwards; requests in flight on it are
+ * completed with -ECONNABORTED.
+ *
+ * Context: process context; sleeps.
+ */
+void rtrs_clt_path_close(struct rtrs_clt_path *path)
+{
+	spin_lock_irq(&path->state_lock);
+	WRITE_ONCE(path->state, RTRS_CLT_DEAD);
+	/* A connect in progress gives up at its next wait. */
+	WRITE_ONCE(path->connect_failed, true);
+	complete(&path->info_done);
+	spin_unlock_irq(&path->state_lock);
+
+	cancel_work_sync(&path->close_work);
+	cancel_delayed_work_sync(&path->reconnect_dwork);
+
+	mutex_lock(&path->init_mutex);
+	rtrs_clt_path_teardown(path);
+	rtrs_clt_path_down(path);
+	mutex_unlock(&path->init_mutex);
+}
+
+/**
+ * rtrs_clt_path_alloc() - allocate a path of a session
+ * @clt: the session.
+ * @addr: source (may be NULL) and destination of the path; copied.
+ *
+ * Context: process context; sleeps.
+ * Return: the path in %RTRS_CLT_CONNECTING, not connected, or an ERR_PTR().
+ */
+struct rtrs_clt_path *rtrs_clt_path_alloc(struct rtrs_clt_sess *clt,
+					  const struct rtrs_addr *addr)
+{
+	struct rtrs_clt_path *path;
+
+	path = kzalloc(sizeof(*path), GFP_KERNEL);
+	if (!path)
+		return ERR_PTR(-ENOMEM);
+
+	path->s.irq_con_num = 1 + nr_cpu_ids;
+	path->s.con_num = path->s.irq_con_num + clt->nr_poll_queues;
+	path->s.con = kcalloc(path->s.con_num, sizeof(*path->s.con),
+			      GFP_KERNEL);
+	if (!path->s.con) {
+		kfree(path);
+		return ERR_PTR(-ENOMEM);
+	}
+
+	if (addr->src)
+		memcpy(&path->s.src_addr, addr->src, sizeof(*addr->src));
+	memcpy(&path->s.dst_addr, addr->dst, sizeof(*addr->dst));
+	strscpy(path->s.sessname, clt->sessname, sizeof(path->s.sessname));
+	uuid_gen(&path->s.uuid);
+
+	path->clt = clt;
+	spin_lock_init(&path->state_lock);
+	path->state = RTRS_CLT_CONNECTING;
+	mutex_init(&path->init_mutex);
+	INIT_WORK(&path->close_work, rtrs_clt_close_work);
+	INIT_DELAYED_WORK(&path->reconnect_dwork, rtrs_clt_reconnect_work);
+	init_completion(&path->info_done);
+	path->hb_cqe.done = rtrs_clt_hb_done;
+	rtrs_init_hb(&path->s, &path->hb_cqe, RTRS_HB_INTERVAL_MS,
+		     RTRS_HB_MISSED_MAX, rtrs_clt_hb_err, rtrs_clt_wq);
+	return path;
+}
+
+/**
+ * rtrs_clt_path_free() - free a path
+ * @path: a path closed with rtrs_clt_path_close(), or never opened.
+ *
+ * Context: process context.
+ */
+void rtrs_clt_path_free(struct rtrs_clt_path *path)
+{
+	mutex_destroy(&path->init_mutex);
+	kfree(path->s.con);
+	kfree(path);
+}

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rtrs: RDMA transport, client: private structures.
+ *
+ * A session (struct rtrs_clt_sess) reaches one server over one or more
+ * paths (struct rtrs_clt_path).  A path has an admin connection (cid 0),
+ * one interrupt-driven IO connection per possible CPU and the poll
+ * connections the user asked for.  A permit (struct rtrs_permit) stands for
+ * one chunk of the server; on each path the request slot of the same index
+ * (struct rtrs_clt_io_req) carries the request the permit is used for.
+ */
+#ifndef RTRS_CLT_H
+#define RTRS_CLT_H
+
+#include <linux/completion.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/sbitmap.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include "rtrs-pri.h"
+#include "rtrs.h"
+
+/* How long one connection may take to come up, and the path info answer. */
+#define RTRS_CLT_CONNECT_TIMEOUT_MS	30000
+
+/*
+ * The admin connection's queues are sized before the server tells the
+ * queue depth: size them for this many requests, as mainline does.
+ */
+#define RTRS_CLT_ADMIN_DEPTH		512
+
+/* Most scatterlist entries of one request, before the device's limits. */
+#define RTRS_CLT_MAX_SEGMENTS		128
+
+/* Most SGEs of one RDMA WRITE: data entries and the header buffer. */
+#define RTRS_CLT_MAX_SEND_SGE		32
+
+/* Largest header room (user message + IO header) the client accepts. */
+#define RTRS_CLT_MAX_HDR_SIZE		SZ_64K
+
+/* Upper bound of the random delay added to a reconnect, in milliseconds. */
+#define RTRS_CLT_RECONNECT_JITTER_MS	1000
+
+/**
+ * enum rtrs_clt_state - state of a path
+ * @RTRS_CLT_CONNECTING: connections are being established
+ * @RTRS_CLT_CONNECTED: all connections are up; requests may be posted
+ * @RTRS_CLT_CLOSING: failed; the close work tears the connections down
+ * @RTRS_CLT_RECONNECTING: down; the reconnect work is scheduled
+ * @RTRS_CLT_CLOSED: down, and no reconnect is scheduled
+ * @RTRS_CLT_DEAD: the session is being closed; nothing restarts the path
+ */
+enum rtrs_clt_state {
+	RTRS_CLT_CONNECTING,
+	RTRS_CLT_CONNECTED,
+	RTRS_CLT_CLOSING,
+	RTRS_CLT_RECONNECTING,
+	RTRS_CLT_CLOSED,
+	RTRS_CLT_DEAD,
+};
+
+/**
+ * struct rtrs_permit - the right to have one request in flight
+ * @con_type: admin or IO connection, as asked for
+ * @cpu: CPU the permit was taken on; picks the IO connection
+ * @mem_id: index of the permit: server chunk and request slot
+ *
+ * Followed by the pdu_sz bytes the user asked rtrs_clt_open() for.
+ */
+struct rtrs_permit {
+	enum rtrs_clt_con_type	con_type;
+	unsigned int		cpu;
+	unsigned int		mem_id;
+};
+
+/**
+ * struct rtrs_rbuf - one chunk of the server
+ * @addr: its address on the server
+ * @rkey: its rkey; replaced by RTRS_MSG_RKEY_RSP under always-invalidate
+ */
+struct rtrs_rbuf {
+	u64	addr;
+	u32	rkey;
+};
+
+/**
+ * struct rtrs_clt_con - one connection of a client path
+ * @c: what the core knows of it; @c.qp->qp_context points to @c
+ * @cpu: CPU whose requests use this IO connection
+ * @cm_mutex: serialises QP creation in the CM event handler with the
+ *	connection's teardown; protects @dead
+ * @dead: set by the teardown: the CM handler must not create the QP or
+ *	connect any more
+ * @cm_err: 0 while connecting, 1 once established, or a negative errno
+ * @cm_done: completed when @cm_err leaves 0
+ * @recv_cqe: completion entry of the buffer-less receives
+ * @rsp_ius: receive buffers, when the server announces new rkeys
+ * @recv_num: number of receives kept posted
+ * @poll_lock: makes concurrent rtrs_clt_rdma_cq_direct() calls on a poll
+ *	connection skip, not race, each other
+ */
+struct rtrs_clt_con {
+	struct rtrs_con		c;
+	unsigned int		cpu;
+	/* QP creation vs teardown; protects @dead */
+	struct mutex		cm_mutex;
+	bool			dead;
+	int			cm_err;
+	struct completion	cm_done;
+	struct ib_cqe		recv_cqe;
+	struct rtrs_iu		*rsp_ius;
+	u32			recv_num;
+	/* serialises polling of a poll connection */
+	spinlock_t		poll_lock;
+};
+
+/**
+ * struct rtrs_clt_io_req - the slot of one request on one path
+ * @con: connection the request was posted on
+ * @iu: header buffer: user message, then READ or WRITE header
+ * @mr: fast-registration MR of the user's scatterlist
+ * @sge: SGEs of the RDMA WRITE
+ * @inv_cqe: completion entry of the LOCAL_INV of @mr
+ * @sglist: the user's scatterlist
+ * @sg_cnt: entries in @sglist, as given (and as unmapped)
+ * @dir: DMA direction of @sglist
+ * @data_len: bytes of data
+ * @usr_len: bytes of user message
+ * @priv: the user's pointer for @conf
+ * @conf: the user's completion callback
+ * @status: result reported to @conf
+ * @pending: completions still awaited: the response and, when @mr is
+ *	registered, its invalidation
+ * @in_use: a request is in flight in this slot
+ * @mr_valid: @mr is registered and not yet invalidated
+ *
+ * A slot is only touched by the submitter before posting, then by the
+ * completion context of @con (serialised by its CQ), and after @con is
+ * drained by the path teardown.
+ */
+struct rtrs_clt_io_req {
+	struct rtrs_clt_con	*con;
+	struct rtrs_iu		*iu;
+	struct ib_mr		*mr;
+	struct ib_sge		*sge;
+	struct ib_cqe		inv_cqe;
+	struct scatterlist	*sglist;
+	unsigned int		sg_cnt;
+	enum dma_data_direction	dir;
+	u32			data_len;
+	u32			usr_len;
+	void			*priv;
+	void			(*conf)(void *priv, int err);
+	int			status;
+	unsigned int		pending;
+	bool			in_use;
+	bool			mr_valid;
+};
+
+/**
+ * struct rtrs_clt_path - one path of a client session
+ * @s: what the core knows of it
+ * @clt: the session
+ * @entry: in @clt->paths_list (RCU)
+ * @state_lock: protects @state and the decision to queue @close_work or
+ *	@reconnect_dwork
+ * @state: &enum rtrs_clt_state; read locklessly with READ_ONCE() on the IO
+ *	path, inside an RCU read section that the teardown waits for
+ * @init_mutex: serialises establishing and tearing down the connections
+ *	and the resources that live with them (@reqs, @rbufs, @s.dev, info IUs)
+ * @close_work: tears a failed path down
+ * @reconnect_dwork: establishes a path again
+ * @reconnect_attempts: failed reconnects in a row
+ * @established: counted in @clt->paths_up; protected by
+ *	@clt->link_ev_mutex
+ * @connect_failed: an error hit the path while it was connecting
+ * @info_done: completed when the path info answer arrived or connecting
+ *	failed
+ * @info_err: result of the path info exchange
+ * @info_tx_iu: INFO_REQ buffer, freed after the teardown drained the QP
+ * @info_rx_iu: INFO_RSP buffer, idem
+ * @hb_cqe: completion entry of heartbeats and their acks
+ * @reqs: request slots, one per permit
+ * @rbufs: the server's chunks
+ * @queue_depth: number of chunks
+ * @max_io_size: largest data length the server takes
+ * @max_hdr_size: header room of a chunk
+ * @chunk_size: @max_io_size + @max_hdr_size
+ * @flags: flags of the server's connection response
+ * @off_bits: bits of the immediate's chunk offset
+ * @max_pages_per_mr: pages one MR maps
+ * @max_send_sge: SGEs of one RDMA WRITE on an IO connection
+ */
+struct rtrs_clt_path {
+	struct rtrs_path	s;
+	struct rtrs_clt_sess	*clt;
+	struct list_head	entry;
+	/* protects @state and queueing the close and reconnect works */
+	spinlock_t		state_lock;
+	enum rtrs_clt_state	state;
+	/* connecting and tearing down; what lives with the connections */
+	struct mutex		init_mutex;
+	struct work_struct	close_work;
+	struct delayed_work	reconnect_dwork;
+	int			reconnect_attempts;
+	bool			established;
+	bool			connect_failed;
+	struct completion	info_done;
+	int			info_err;
+	struct rtrs_iu		*info_tx_iu;
+	struct rtrs_iu		*info_rx_iu;
+	struct ib_cqe		hb_cqe;
+	struct rtrs_clt_io_req	*reqs;
+	struct rtrs_rbuf	*rbufs;
+	u32			queue_depth;
+	u32			max_io_size;
+	u32			max_hdr_size;
+	u32			chunk_size;
+	u32			flags;
+	unsigned int		off_bits;
+	u32			max_pages_per_mr;
+	u32			max_send_sge;
+};
+
+/**
+ * struct rtrs_clt_sess - a client session
+ * @paths_list: the paths; RCU for readers, @paths_mutex for writers
+ * @paths_mutex: protects @paths_list, @paths_num, @queue_depth,
+ *	@max_io_size and @max_segments
+ * @paths_num: number of paths in @paths_list
+ * @paths_uuid: identifies the session on the wire
+ * @sessname: name of the session
+ * @port: server port for paths added later
+ * @reconnect_delay_sec: delay before a failed path reconnects
+ * @max_reconnect_attempts: reconnects of a path before it is given up;
+ *	-1 forever, 0 never
+ * @nr_poll_queues: poll connections per path
+ * @queue_depth: number of permits; the same on every path
+ * @max_io_size: smallest max_io_size of the paths
+ * @max_segments: smallest segment limit of the paths
+ * @priv: the user's pointer for @link_ev
+ * @link_ev: the user's link event callback
+ * @link_ev_mutex: serialises link events; protects @paths_up,
+ *	@link_ev_on and the paths' @established
+ * @paths_up: paths established
+ * @link_ev_on: link events are delivered (after open, before close)
+ * @permits_map: free and taken permits
+ * @permits_wait_index: spreads the sleepers on @permits_map's queues
+ * @permits: @queue_depth permits of @permit_size bytes each
+ * @permit_size: size of a permit and the user's pdu, aligned
+ * @permits_wait: rtrs_clt_close() waits there for the last permit
+ * @closing: rtrs_clt_close() has begun
+ */
+struct rtrs_clt_sess {
+	struct list_head	paths_list;
+	/* protects @paths_list (writers) and the session limits */
+	struct mutex		paths_mutex;
+	size_t			paths_num;
+	uuid_t			paths_uuid;
+	char			sessname[NAME_MAX];
+	u16			port;
+	u8			reconnect_delay_sec;
+	s16			max_reconnect_attempts;
+	u32			nr_poll_queues;
+	u32			queue_depth;
+	u32			max_io_size;
+	u32			max_segments;
+	void			*priv;
+	void			(*link_ev)(void *priv,
+					   enum rtrs_clt_link_ev ev);
+	/* serialises link events; protects @paths_up, @link_ev_on */
+	struct mutex		link_ev_mutex;
+	unsigned int		paths_up;
+	bool			link_ev_on;
+	struct sbitmap_queue	permits_map;
+	atomic_t		permits_wait_index;
+	void			*permits;
+	size_t			permit_size;
+	wait_queue_head_t	permits_wait;
+	bool			closing;
+};
+
+static inline struct rtrs_clt_path *to_clt_path(struct rtrs_path *s)
+{
+	return container_of(s, struct rtrs_clt_path, s);
+}
+
+static inline struct rtrs_clt_con *to_clt_con(struct rtrs_con *c)
+{
+	return container_of(c, struct rtrs_clt_con, c);
+}
+
+/* The connection whose QP completed @wc. */
+static inline struct rtrs_clt_con *rtrs_clt_wc_con(struct ib_wc *wc)
+{
+	return to_clt_con(wc->qp->qp_context);
+}
+
+static inline struct rtrs_clt_con *rtrs_clt_path_con(struct rtrs_clt_path *p,
+						     unsigned int cid)
+{
+	return to_clt_con(p->s.con[cid]);
+}
+
+extern struct workqueue_struct *rtrs_clt_wq;
+extern struct rtrs_ib_dev_pool rtrs_clt_dev_pool;
+
+/* rtrs-clt-path.c: path lifecycle. */
+struct rtrs_clt_path *rtrs_clt_path_alloc(struct rtrs_clt_sess *clt,
+					  const struct rtrs_addr *addr);
+void rtrs_clt_path_free(struct rtrs_clt_path *path);
+int rtrs_clt_path_open(struct rtrs_clt_path *path);
+void rtrs_clt_path_close(struct rtrs_clt_path *path);
+void rtrs_clt_path_error(struct rtrs_clt_path *path);
+void rtrs_clt_path_schedule_reconnect(struct rtrs_clt_path *path,
+				      enum rtrs_clt_state from);
+
+/* rtrs-clt-conn.c: one connection and its CM events. */
+int rtrs_clt_con_connect(struct rtrs_clt_path *path, unsigned int cid);
+void rtrs_clt_con_stop(struct rtrs_clt_con *con);
+void rtrs_clt_con_free(struct rtrs_clt_path *path, unsigned int cid);
+int rtrs_clt_con_post_recvs(struct rtrs_clt_con *con);
+
+/* rtrs-clt-io.c: requests and their completions. */
+int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path);
+void rtrs_clt_reqs_free(struct rtrs_clt_path *path);
+void rtrs_clt_reqs_fail(struct rtrs_clt_path *path, int err);
+int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
+			  struct rtrs_clt_req_ops *ops,
+			  struct rtrs_permit *permit,
+			  const struct kvec *vec, size_t nr, size_t usr_len,
+			  size_t len, struct scatterlist *sg,
+			  unsigned int sg_cnt);
+void rtrs_clt_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+void rtrs_clt_recv_iu_done(struct ib_cq *cq, struct ib_wc *wc);
+void rtrs_clt_hb_done(struct ib_cq *cq, struct ib_wc *wc);
+
+/* rtrs-clt-permit.c: permits. */
+int rtrs_clt_permits_alloc(struct rtrs_clt_sess *clt);
+void rtrs_clt_permits_free(struct rtrs_clt_sess *clt);
+
+/* rtrs-clt.c: session-wide events. */
+void rtrs_clt_path_up(struct rtrs_clt_path *path);
+void rtrs_clt_path_down(struct rtrs_clt_path *path);
+int rtrs_clt_sess_set_limits(struct rtrs_clt_path *path);
+
+#endif /* RTRS_CLT_H */
