@@ -56,15 +56,6 @@ kunit_run() {
 	done
 }
 
-# kunit_run_with MODULE.ko PARAM=VALUE...: one test module, with parameters.
-kunit_run_with() {
-	local ko=$1
-	shift
-	insmod "$ko" "$@" || fail "load $(basename "$ko")" "insmod failed"
-	kunit_collect
-	rmmod "$(basename "$ko" .ko)" || fail "unload $(basename "$ko")" "rmmod failed"
-}
-
 # rxe_add RXE NETDEV: put a soft-RoCE device on NETDEV and wait until its
 # port is ACTIVE.
 rxe_add() {

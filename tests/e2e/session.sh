@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Scenario (test kernel, one guest): real sessions of our client against
+# our server over two rxe devices on a veth pair: the rtrs-session KUnit
+# suite against tests/user/rtrs-test-srv.ko.
+
+. "$RTRS_TOP/tests/e2e/topology.sh"
+
+b=$(rtrs_build_dir)
+check "veth pair with rxe on both ends" topology_pair
+# The suite measures the transport, not first contact: make sure the pair
+# carries RDMA CM traffic (GIDs, neighbours) before its first open.
+check "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
+modprobe -a ib_core rdma_cm
+for m in rtrs-core rtrs-server rtrs-client tests/user/rtrs-test-srv; do
+	check "load $(basename $m)" insmod "$b/$m.ko"
+done
+
+kunit_run "$b/tests/kunit/rtrs-session-test.ko"
+
+for m in rtrs-test-srv rtrs-client rtrs-server rtrs-core; do
+	check "unload $m" rmmod "$m"
+done

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rtrs test server: a user of the server API that serves the test client's
+ * IOs against an in-memory store (see rtrs-test.h).  It uses only rtrs.h,
+ * so it runs on top of this project's rtrs-server.ko and, built the same
+ * way, on top of mainline's.
+ *
+ * Load with "port=N" to listen elsewhere than RTRS_TEST_PORT.  Counters of
+ * what it served are in /sys/module/rtrs_test_srv/parameters/.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/errno.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+#include <linux/vmalloc.h>
+
+#include "rtrs.h"
+#include "rtrs-test.h"
+
+static ushort port = RTRS_TEST_PORT;
+module_param(port, ushort, 0444);
+MODULE_PARM_DESC(port, "port to listen on (default 1234)");
+
+static atomic_t ios_served = ATOMIC_INIT(0);
+static atomic_t sessions_connected = ATOMIC_INIT(0);
+
+static int test_counter_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(kp->arg));
+}
+
+static const struct kernel_param_ops test_counter_ops = {
+	.get = test_counter_get,
+};
+
+module_param_cb(ios_served, &test_counter_ops, &ios_served, 0444);
+MODULE_PARM_DESC(ios_served, "IOs answered so far");
+module_param_cb(sessions_connected, &test_counter_ops, &sessions_connected,
+		0444);
+MODULE_PARM_DESC(sessions_connected, "sessions connected now");
+
+static struct rtrs_srv_ctx *test_ctx;
+static u8 *test_store;
+
+/* Check the user message; return its op, or a negative errno. */
+static int test_msg_check(const void *usr, size_t usrlen)
+{
+	const struct rtrs_test_msg *msg = usr;
+
+	if (usrlen < sizeof(*msg) || le32_to_cpu(msg->magic) != RTRS_TEST_MAGIC)
+		return -EPROTO;
+	if (le32_to_cpu(msg->usr_len) != usrlen)
+		return -EBADMSG;
+	if (rtrs_test_csum((const u8 *)usr + sizeof(*msg), usrlen - sizeof(*msg)) !=
+	    le32_to_cpu(msg->usr_csum))
+		return -EBADMSG;
+	return le32_to_cpu(msg->op);
+}
+
+/* Is [off, off + len) inside the store, and is len what the IO carries? */
+static bool test_range_ok(const struct rtrs_test_msg *msg, size_t datalen)
+{
+	u64 off = le64_to_cpu(msg->off);
+	u32 len = le32_to_cpu(msg->len);
+
+	return len == datalen && off <= RTRS_TEST_STORE_SIZE &&
+	       len <= RTRS_TEST_STORE_SIZE - off;
+}
+
+static int test_serve(const struct rtrs_test_msg *msg, int op, void *data,
+		      size_t datalen)
+{
+	switch (op) {
+	case RTRS_TEST_OP_STORE:
+		if (!test_range_ok(msg, datalen))
+			return -ERANGE;
+		memcpy(test_store + le64_to_cpu(msg->off), data, datalen);
+		return 0;
+	case RTRS_TEST_OP_FETCH:
+		if (!test_range_ok(msg, datalen))
+			return -ERANGE;
+		memcpy(data, test_store + le64_to_cpu(msg->off), datalen);
+		return 0;
+	case RTRS_TEST_OP_FAIL:
+		return -(int)le32_to_cpu(msg->err);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+static int test_rdma_ev(void *priv, struct rtrs_srv_op *id, void *data,
+			size_t datalen, const void *usr, size_t usrlen)
+{
+	int op = test_msg_check(usr, usrlen);
+	int err = op < 0 ? op : test_serve(usr, op, data, datalen);
+
+	atomic_inc(&ios_served);
+	rtrs_srv_resp_rdma(id, err);
+	return 0;
+}
+
+static int test_link_ev(struct rtrs_srv_sess *sess, enum rtrs_srv_link_ev ev,
+			void *priv)
+{
+	char name[NAME_MAX];
+
+	switch (ev) {
+	case RTRS_SRV_LINK_EV_CONNECTED:
+		if (rtrs_srv_get_path_name(sess, name, sizeof(name)))
+			strscpy(name, "?", sizeof(name));
+		pr_info("session %s connected, queue depth %d\n", name,
+			rtrs_srv_get_queue_depth(sess));
+		rtrs_srv_set_sess_priv(sess, test_store);
+		atomic_inc(&sessions_connected);
+		break;
+	case RTRS_SRV_LINK_EV_DISCONNECTED:
+		atomic_dec(&sessions_connected);
+		break;
+	}
+	return 0;
+}
+
+static struct rtrs_srv_ops test_ops = {
+	.rdma_ev = test_rdma_ev,
+	.link_ev = test_link_ev,
+};
+
+static int __init rtrs_test_srv_init(void)
+{
+	test_store = vzalloc(RTRS_TEST_STORE_SIZE);
+	if (!test_store)
+		return -ENOMEM;
+
+	test_ctx = rtrs_srv_open(&test_ops, port);
+	if (IS_ERR(test_ctx)) {
+		vfree(test_store);
+		return PTR_ERR(test_ctx);
+	}
+	pr_info("listening on port %u\n", port);
+	return 0;
+}
+
+static void __exit rtrs_test_srv_exit(void)
+{
+	rtrs_srv_close(test_ctx);
+	vfree(test_store);
+}
+
+module_init(rtrs_test_srv_init);
+module_exit(rtrs_test_srv_exit);
+
+MODULE_DESCRIPTION("rtrs test server: serves the test client's IOs");
+MODULE_LICENSE("GPL");

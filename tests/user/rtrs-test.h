@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * rtrs test users: the user message the test client sends with every IO
+ * and the test server checks before it serves it.
+ *
+ * The test server keeps one store of RTRS_TEST_STORE_SIZE bytes.  A WRITE
+ * with RTRS_TEST_OP_STORE copies its data to the store at @off; a READ with
+ * RTRS_TEST_OP_FETCH returns the store's bytes at @off; RTRS_TEST_OP_FAIL
+ * answers with -@err and touches nothing.  Every user message carries a
+ * pattern after this header whose checksum the server verifies, so a
+ * damaged user message is answered with -EBADMSG.
+ */
+#ifndef RTRS_TEST_H
+#define RTRS_TEST_H
+
+#include <linux/types.h>
+
+#define RTRS_TEST_MAGIC		0x52545354	/* "RTST" */
+#define RTRS_TEST_STORE_SIZE	(4 << 20)
+#define RTRS_TEST_PORT		1234
+
+enum rtrs_test_op {
+	RTRS_TEST_OP_STORE	= 1,
+	RTRS_TEST_OP_FETCH	= 2,
+	RTRS_TEST_OP_FAIL	= 3,
+};
+
+/**
+ * struct rtrs_test_msg - user message of a test IO
+ * @magic: %RTRS_TEST_MAGIC
+ * @op: &enum rtrs_test_op
+ * @off: offset in the server's store
+ * @len: data length of the IO
+ * @err: for %RTRS_TEST_OP_FAIL, the errno magnitude to answer with
+ * @usr_len: length of the whole user message, this header included
+ * @usr_csum: checksum (rtrs_test_csum()) of the bytes after this header
+ */
+struct rtrs_test_msg {
+	__le32	magic;
+	__le32	op;
+	__le64	off;
+	__le32	len;
+	__le32	err;
+	__le32	usr_len;
+	__le32	usr_csum;
+};
+
+/* A checksum that any corruption of a byte or of its position changes. */
+static inline u32 rtrs_test_csum(const u8 *p, size_t len)
+{
+	u32 sum = 0x12345678;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		sum = (sum << 5 | sum >> 27) ^ (p[i] + (u32)i);
+	return sum;
+}
+
+#endif /* RTRS_TEST_H */
