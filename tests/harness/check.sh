@@ -164,17 +164,23 @@ free_port() {
 }
 
 # guest_pair NAME SCRIPT: a server and a client guest, joined by a socket
-# netdev on 127.0.0.1; the script sees RTRS_ROLE=server or client.
+# netdev on 127.0.0.1; the script sees RTRS_ROLE=server or client.  When
+# either kernel failed before init (see guest.sh), the pair boots again.
 guest_pair() {
-	local name=$1 script=$2 port spid
-	port=$(free_port)
-	guest --name "$name-server" --kernel test --script "$script" \
-		--net "listen:$port" --mac 1 --env RTRS_ROLE=server --timeout 600 &
-	spid=$!
-	sleep 2
-	guest --name "$name-client" --kernel test --script "$script" \
-		--net "connect:$port" --mac 2 --env RTRS_ROLE=client --timeout 600
-	wait "$spid"
+	local name=$1 script=$2 port spid try
+	for try in 1 2; do
+		port=$(free_port)
+		guest --name "$name-server" --kernel test --script "$script" \
+			--net "listen:$port" --mac 1 --env RTRS_ROLE=server --timeout 600 &
+		spid=$!
+		sleep 2
+		guest --name "$name-client" --kernel test --script "$script" \
+			--net "connect:$port" --mac 2 --env RTRS_ROLE=client --timeout 600
+		wait "$spid"
+		[ -f "$RTRS_RESULTS/$name-server/boot-flake" ] ||
+			[ -f "$RTRS_RESULTS/$name-client/boot-flake" ] || return 0
+		rtrs_log "guest pair $name: booting both again"
+	done
 }
 
 rtrs_log "guests"
