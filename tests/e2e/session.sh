@@ -6,6 +6,11 @@
 
 . "$RTRS_TOP/tests/e2e/topology.sh"
 
+# listening_on PORT: an RDMA CM id listens on PORT.
+listening_on() {
+	rdma res show cm_id | grep -q "LISTEN.*:$1\b"
+}
+
 b=$(rtrs_build_dir)
 check "veth pair with rxe on both ends" topology_pair
 # The suite measures the transport, not first contact: make sure the pair
@@ -17,6 +22,12 @@ for m in rtrs-core rtrs-server rtrs-client tests/user/rtrs-test-srv; do
 done
 
 kunit_run "$b/tests/kunit/rtrs-session-test.ko"
+
+# A module under a user cannot go: the test server holds an open server
+# context, and the transport modules hold the core.
+check "rtrs-server stays while its user is loaded" not rmmod rtrs-server
+check "rtrs-core stays under client and server" not rmmod rtrs-core
+check "test server still listens" listening_on 1234
 
 for m in rtrs-test-srv rtrs-client rtrs-server rtrs-core; do
 	check "unload $m" rmmod "$m"

@@ -18,23 +18,28 @@ ip addr add "$me/24" dev eth0
 ip link set eth0 up
 check "rxe on eth0" rxe_add rxe0 eth0
 
-# wait_for CMD...: retry CMD until it succeeds, for two minutes at most.
-wait_for() {
-	local deadline=$((SECONDS + 120))
+# retry_until SECONDS CMD...: run CMD until it succeeds, for SECONDS at
+# most; on failure, print the end of its last output.  Either side may
+# start first or lose a half-made connection, so both sides retry.
+retry_until() {
+	local deadline=$((SECONDS + $1)) log=$RTRS_TMP/retry.log
+	shift
 	while [ $SECONDS -lt $deadline ]; do
-		"$@" >/dev/null 2>&1 && return 0
+		"$@" >"$log" 2>&1 && return 0
 		sleep 2
 	done
+	tail -n 3 "$log"
 	return 1
 }
 
 if [ "$RTRS_ROLE" = server ]; then
-	check "rping server" timeout 180 rping -s -a "$SERVER" -C 10
-	check "ib_write_bw server" timeout 180 ib_write_bw -R -d rxe0 -s 65536 -n 200
+	check "rping server" retry_until 240 timeout 60 rping -s -a "$SERVER" -C 10
+	check "ib_write_bw server" retry_until 240 timeout 60 \
+		ib_write_bw -R -d rxe0 -s 65536 -n 200
 else
-	# The server may still be booting: retry until it listens.
-	check "rping client" wait_for timeout 20 rping -c -a "$SERVER" -C 10 -v
+	check "rping client" retry_until 180 timeout 20 \
+		rping -c -a "$SERVER" -C 10 -v
 	sleep 2
-	check "ib_write_bw client" wait_for timeout 40 \
+	check "ib_write_bw client" retry_until 180 timeout 40 \
 		ib_write_bw -R -d rxe0 -s 65536 -n 200 "$SERVER"
 fi

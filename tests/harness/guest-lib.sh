@@ -28,6 +28,11 @@ check() {
 	fi
 }
 
+# not CMD...: succeed when CMD fails.
+not() {
+	! "$@"
+}
+
 # The directory the modules under test were built in, for this kernel.
 rtrs_build_dir() {
 	echo "$RTRS_TOP/build/$RTRS_KERNEL"
