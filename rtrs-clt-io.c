@@ -252,6 +252,21 @@ static void rtrs_clt_req_answered(struct rtrs_clt_io_req *req, int errno,
 	rtrs_clt_req_put(req);
 }
 
+/*
+ * Did the server invalidate @req's MR?  Believe an answer that says so
+ * only for the rkey a SEND WITH INVALIDATE really invalidated just before
+ * it on this connection; else the MR would stay open to the server.
+ */
+static bool rtrs_clt_rsp_invalidated(struct rtrs_clt_con *con,
+				     struct rtrs_clt_io_req *req, u32 imm)
+{
+	bool inv = rtrs_imm_type(imm) == RTRS_IO_RSP_W_INV_IMM &&
+		   con->inv_seen && req->mr && con->inv_rkey == req->mr->rkey;
+
+	con->inv_seen = false;
+	return inv;
+}
+
 static int rtrs_clt_io_rsp(struct rtrs_clt_con *con, u32 imm)
 {
 	struct rtrs_clt_io_req *req;
@@ -264,8 +279,7 @@ static int rtrs_clt_io_rsp(struct rtrs_clt_con *con, u32 imm)
 		rtrs_clt_proto_error(con, "answer to no request", imm);
 		return -EPROTO;
 	}
-	rtrs_clt_req_answered(req, errno,
-			      rtrs_imm_type(imm) == RTRS_IO_RSP_W_INV_IMM);
+	rtrs_clt_req_answered(req, errno, rtrs_clt_rsp_invalidated(con, req, imm));
 	return 0;
 }
 
@@ -292,8 +306,11 @@ static int rtrs_clt_process_imm(struct rtrs_clt_con *con, u32 imm)
  */
 static int rtrs_clt_process_send(struct rtrs_clt_con *con, struct ib_wc *wc)
 {
-	if (wc->wc_flags & IB_WC_WITH_INVALIDATE)
+	if (wc->wc_flags & IB_WC_WITH_INVALIDATE) {
+		con->inv_rkey = wc->ex.invalidate_rkey;
+		con->inv_seen = true;
 		return 0;
+	}
 	rtrs_clt_proto_error(con, "unexpected send", wc->byte_len);
 	return -EPROTO;
 }
@@ -356,8 +373,7 @@ static int rtrs_clt_process_rkey_rsp(struct rtrs_clt_con *con,
 		return -EPROTO;
 	}
 	path->rbufs[msg_id].rkey = le32_to_cpu(msg->rkey);
-	rtrs_clt_req_answered(req, errno,
-			      rtrs_imm_type(imm) == RTRS_IO_RSP_W_INV_IMM);
+	rtrs_clt_req_answered(req, errno, rtrs_clt_rsp_invalidated(con, req, imm));
 	return 0;
 }
 
@@ -537,7 +553,8 @@ static int rtrs_clt_write_req(struct rtrs_clt_io_req *req, int count)
 		inv_wr = (struct ib_send_wr) {
 			.opcode			= IB_WR_LOCAL_INV,
 			.wr_cqe			= &req->inv_cqe,
-			.send_flags		= IB_SEND_SIGNALED,
+			/* Not before the WRITE has read through the MR. */
+			.send_flags		= IB_SEND_SIGNALED | IB_SEND_FENCE,
 			.ex.invalidate_rkey	= req->mr->rkey,
 		};
 		head = &rwr.wr;

@@ -101,6 +101,9 @@ struct rtrs_rbuf {
  * @recv_num: number of receives kept posted
  * @poll_lock: makes concurrent rtrs_clt_rdma_cq_direct() calls on a poll
  *	connection skip, not race, each other
+ * @inv_rkey: rkey the server's last SEND WITH INVALIDATE invalidated
+ * @inv_seen: @inv_rkey is set and not yet matched to its answer; both are
+ *	touched only by this connection's receive completions, one at a time
  */
 struct rtrs_clt_con {
 	struct rtrs_con		c;
@@ -115,6 +118,8 @@ struct rtrs_clt_con {
 	u32			recv_num;
 	/* serialises polling of a poll connection */
 	spinlock_t		poll_lock;
+	u32			inv_rkey;
+	bool			inv_seen;
 };
 
 /**

@@ -967,12 +967,14 @@ static void rtrs_hb_schedule(struct rtrs_path *path)
 			   msecs_to_jiffies(path->hb_interval_ms));
 }
 
-/* Post a heartbeat or ack on the admin connection, in the path's slot. */
+/*
+ * Post a heartbeat or ack on the admin connection.  It takes no
+ * @sq_wr_avail slot: whoever sizes the send queue reserves room for it.
+ */
 static int rtrs_hb_post(struct rtrs_path *path, u32 type)
 {
 	struct rtrs_con *con = path->con[0];
 
-	atomic_dec_if_positive(&con->sq_wr_avail);
 	return rtrs_post_rdma_write_imm_empty(con, path->hb_cqe,
 					      rtrs_imm(type, 0), NULL);
 }

@@ -480,9 +480,9 @@ struct rtrs_path;
  * caller asks for %IB_SEND_SIGNALED.  rtrs_iu_post_send() is always
  * signaled and not counted.  So a caller that takes one @sq_wr_avail slot
  * per counted call may give back @signal_interval slots per signaled
- * completion of those calls.  The core's own posts (heartbeat and its ack)
- * take their slot with atomic_dec_if_positive(); no other core function
- * touches @sq_wr_avail.
+ * completion of those calls.  No core function touches @sq_wr_avail; a
+ * send queue must have room for the core's own posts (a heartbeat and an
+ * ack at a time) outside the slots it counts there.
  */
 struct rtrs_con {
 	struct rtrs_path	*path;

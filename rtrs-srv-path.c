@@ -221,6 +221,7 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	u32 max_send_wr, max_recv_wr;
 	int err;
 
+	/* + 3: a heartbeat, its ack and the drain, outside sq_wr_avail. */
 	max_send_wr = depth * (1 + RTRS_SRV_RSP_WRS) + 3;
 	max_recv_wr = depth + 2 + 1;
 	if (!con->c.cid) {
@@ -303,8 +304,6 @@ static void rtrs_srv_hb_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rtrs_srv_path *path = container_of(wc->wr_cqe,
 						  struct rtrs_srv_path, hb_cqe);
 
-	/* Give back the send queue slot the heartbeat (or ack) took. */
-	atomic_inc(&path->s.con[0]->sq_wr_avail);
 	rtrs_srv_wc_ok(path, wc, "heartbeat");
 }
 

@@ -268,6 +268,17 @@ static void io_too_large_refused(struct kunit *test)
 	rtrs_clt_close(s.clt);
 }
 
+/* The same test IO once as WRITE and once as READ; returns both errnos. */
+static void test_io_both(struct test_sess *s, enum rtrs_test_op op, void *buf,
+			 size_t len, size_t usr_len, u32 err, int *werr,
+			 int *rerr)
+{
+	*werr = test_io_sync(s, WRITE, op, 0, buf, len, usr_len, err);
+	*rerr = test_io_sync(s, READ,
+			     op == RTRS_TEST_OP_STORE ? RTRS_TEST_OP_FETCH : op,
+			     0, buf, len, usr_len, err);
+}
+
 static void usr_msg_intact(struct kunit *test)
 {
 	static const size_t usr_lens[] = {
@@ -282,10 +293,8 @@ static void usr_msg_intact(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(usr_lens); i++) {
 		int werr, rerr;
 
-		werr = test_io_sync(&s, WRITE, RTRS_TEST_OP_STORE, 0, buf,
-				    sizeof(buf), usr_lens[i], 0);
-		rerr = test_io_sync(&s, READ, RTRS_TEST_OP_FETCH, 0, buf,
-				    sizeof(buf), usr_lens[i], 0);
+		test_io_both(&s, RTRS_TEST_OP_STORE, buf, sizeof(buf),
+			     usr_lens[i], 0, &werr, &rerr);
 		KUNIT_EXPECT_EQ_MSG(test, werr, 0, "WRITE, %zu bytes of user message",
 				    usr_lens[i]);
 		KUNIT_EXPECT_EQ_MSG(test, rerr, 0, "READ, %zu bytes of user message",
@@ -305,41 +314,55 @@ static void server_errno_reaches_conf(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(errs); i++) {
 		int werr, rerr;
 
-		werr = test_io_sync(&s, WRITE, RTRS_TEST_OP_FAIL, 0, buf,
-				    sizeof(buf), sizeof(struct rtrs_test_msg),
-				    errs[i]);
-		rerr = test_io_sync(&s, READ, RTRS_TEST_OP_FAIL, 0, buf,
-				    sizeof(buf), sizeof(struct rtrs_test_msg),
-				    errs[i]);
+		test_io_both(&s, RTRS_TEST_OP_FAIL, buf, sizeof(buf),
+			     sizeof(struct rtrs_test_msg), errs[i], &werr,
+			     &rerr);
 		KUNIT_EXPECT_EQ(test, werr, -(int)errs[i]);
 		KUNIT_EXPECT_EQ(test, rerr, -(int)errs[i]);
 	}
 	rtrs_clt_close(s.clt);
 }
 
+/* Take every permit of the session with NOWAIT; each must be granted. */
+static struct rtrs_permit **take_all_permits(struct kunit *test,
+					     struct test_sess *s)
+{
+	struct rtrs_permit **permits;
+	u32 i;
+
+	permits = kunit_kcalloc(test, s->attrs.queue_depth, sizeof(*permits),
+				GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, permits);
+	for (i = 0; i < s->attrs.queue_depth; i++) {
+		permits[i] = rtrs_clt_get_permit(s->clt, RTRS_IO_CON,
+						 RTRS_PERMIT_NOWAIT);
+		KUNIT_EXPECT_NOT_NULL(test, permits[i]);
+	}
+	return permits;
+}
+
+static void put_all_permits(struct test_sess *s, struct rtrs_permit **permits)
+{
+	u32 i;
+
+	for (i = 0; i < s->attrs.queue_depth; i++)
+		if (permits[i])
+			rtrs_clt_put_permit(s->clt, permits[i]);
+}
+
 static void permits_nowait_exhausts(struct kunit *test)
 {
 	struct rtrs_permit **permits;
 	struct test_sess s;
-	u32 i, qd;
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR(test_open(test, &s)));
-	qd = s.attrs.queue_depth;
-	permits = kunit_kcalloc(test, qd, sizeof(*permits), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, permits);
-	for (i = 0; i < qd; i++) {
-		permits[i] = rtrs_clt_get_permit(s.clt, RTRS_IO_CON,
-						 RTRS_PERMIT_NOWAIT);
-		KUNIT_EXPECT_NOT_NULL(test, permits[i]);
-	}
+	permits = take_all_permits(test, &s);
 	KUNIT_EXPECT_NULL(test, rtrs_clt_get_permit(s.clt, RTRS_IO_CON,
 						    RTRS_PERMIT_NOWAIT));
 	rtrs_clt_put_permit(s.clt, permits[0]);
 	permits[0] = rtrs_clt_get_permit(s.clt, RTRS_IO_CON, RTRS_PERMIT_NOWAIT);
 	KUNIT_EXPECT_NOT_NULL(test, permits[0]);
-	for (i = 0; i < qd; i++)
-		if (permits[i])
-			rtrs_clt_put_permit(s.clt, permits[i]);
+	put_all_permits(&s, permits);
 	rtrs_clt_close(s.clt);
 }
 
@@ -365,15 +388,11 @@ static void permit_wait_blocks_until_put(struct kunit *test)
 	struct test_waiter w;
 	struct task_struct *t;
 	struct test_sess s;
-	u32 i, qd;
+	u32 qd;
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR(test_open(test, &s)));
 	qd = s.attrs.queue_depth;
-	permits = kunit_kcalloc(test, qd, sizeof(*permits), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, permits);
-	for (i = 0; i < qd; i++)
-		permits[i] = rtrs_clt_get_permit(s.clt, RTRS_IO_CON,
-						 RTRS_PERMIT_NOWAIT);
+	permits = take_all_permits(test, &s);
 
 	w.s = &s;
 	w.permit = NULL;
@@ -388,9 +407,7 @@ static void permit_wait_blocks_until_put(struct kunit *test)
 	KUNIT_EXPECT_NOT_NULL(test, w.permit);
 	if (w.permit)
 		rtrs_clt_put_permit(s.clt, w.permit);
-	for (i = 0; i < qd; i++)
-		if (permits[i])
-			rtrs_clt_put_permit(s.clt, permits[i]);
+	put_all_permits(&s, permits);
 	rtrs_clt_close(s.clt);
 }
 
