@@ -16,12 +16,15 @@
 
 #include "rtrs-clt.h"
 
-/* Send queue entries one request may take: REG_MR, the write, LOCAL_INV. */
+/*
+ * Send queue entries a READ takes: REG_MR, the write, LOCAL_INV.  A WRITE
+ * takes up to &rtrs_clt_path.max_write_wrs.
+ */
 #define RTRS_CLT_WR_PER_IO	3
 /* Receives one request may take: the server's SEND_WITH_INV, the answer. */
 #define RTRS_CLT_RECV_PER_IO	2
-/* A heartbeat and its ack in each direction, and the drain WR. */
-#define RTRS_CLT_WR_EXTRA	3
+/* A heartbeat and its ack, the watchdog's probe and the drain WR. */
+#define RTRS_CLT_WR_EXTRA	4
 
 /* Requests the queues of connection @cid must hold. */
 static u32 rtrs_clt_con_depth(struct rtrs_clt_path *path, unsigned int cid)
@@ -58,6 +61,9 @@ static int rtrs_clt_query_fr(struct rtrs_clt_path *path)
 				   RTRS_CLT_MAX_SEND_SGE);
 	if (path->max_send_sge < 2)
 		return -EOPNOTSUPP;
+	/* Every data entry and the header, max_send_sge to a WRITE. */
+	path->max_write_wrs = DIV_ROUND_UP(path->max_pages_per_mr + 1,
+					   path->max_send_sge);
 	return 0;
 }
 
@@ -109,8 +115,8 @@ static int rtrs_clt_con_create_qp(struct rtrs_clt_con *con)
 	 * completes, so up to one signal interval (at most @depth) of them
 	 * come on top of the WRs of the requests in flight.
 	 */
-	send_wr = min_t(u32, (RTRS_CLT_WR_PER_IO + 1) * depth +
-			RTRS_CLT_WR_EXTRA, attrs->max_qp_wr);
+	send_wr = min_t(u32, (max(RTRS_CLT_WR_PER_IO, path->max_write_wrs) + 1) *
+			depth + RTRS_CLT_WR_EXTRA, attrs->max_qp_wr);
 	recv_wr = min_t(u32, RTRS_CLT_RECV_PER_IO * depth + RTRS_CLT_WR_EXTRA,
 			attrs->max_qp_wr);
 	cqe = min_t(u32, send_wr + recv_wr, attrs->max_cqe);
@@ -166,7 +172,7 @@ static int rtrs_clt_con_route_resolved(struct rtrs_clt_con *con)
 {
 	struct rtrs_msg_conn_req msg;
 	struct rdma_conn_param param = {
-		.retry_count		= 7,
+		.retry_count		= RTRS_RETRY_COUNT,
 		.rnr_retry_count	= 7,
 		.private_data		= &msg,
 		.private_data_len	= sizeof(msg),
@@ -179,7 +185,8 @@ static int rtrs_clt_con_route_resolved(struct rtrs_clt_con *con)
 	if (con->dead || !con->c.qp)
 		err = -ECONNABORTED;
 	else
-		err = rdma_connect_locked(con->c.cm_id, &param);
+		err = rdma_set_ack_timeout(con->c.cm_id, RTRS_ACK_TIMEOUT) ?:
+		      rdma_connect_locked(con->c.cm_id, &param);
 	mutex_unlock(&con->cm_mutex);
 	return err;
 }
@@ -370,6 +377,7 @@ static struct rtrs_clt_con *rtrs_clt_con_alloc(struct rtrs_clt_path *path,
 	init_completion(&con->cm_done);
 	spin_lock_init(&con->poll_lock);
 	con->recv_cqe.done = rtrs_clt_recv_done;
+	con->probe_cqe.done = rtrs_clt_probe_done;
 	return con;
 }
 

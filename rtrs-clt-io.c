@@ -61,7 +61,9 @@ int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path)
 {
 	struct ib_device *ib_dev = path->s.dev->ib_dev;
 	u32 qd = path->queue_depth, i;
+	u32 nsge = path->max_pages_per_mr + 1, nwr = path->max_write_wrs - 1;
 	struct rtrs_clt_io_req *req;
+	struct ib_rdma_wr *wrs;
 	struct rtrs_iu *ius;
 	struct ib_sge *sges;
 	struct ib_mr *mr;
@@ -71,10 +73,14 @@ int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path)
 	path->reqs = kcalloc(qd, sizeof(*path->reqs), GFP_KERNEL);
 	if (!path->reqs)
 		return -ENOMEM;
-	sges = kcalloc(qd, path->max_send_sge * sizeof(*sges), GFP_KERNEL);
+	sges = kcalloc(qd, nsge * sizeof(*sges), GFP_KERNEL);
 	if (!sges)
 		return -ENOMEM;
 	path->reqs[0].sge = sges;
+	wrs = kcalloc(qd, max(nwr, 1U) * sizeof(*wrs), GFP_KERNEL);
+	if (!wrs)
+		return -ENOMEM;
+	path->reqs[0].wrs = wrs;
 	ius = rtrs_iu_alloc(qd, path->max_hdr_size, GFP_KERNEL, ib_dev,
 			    DMA_TO_DEVICE, rtrs_clt_write_done);
 	if (!ius)
@@ -83,7 +89,8 @@ int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path)
 	for (i = 0; i < qd; i++) {
 		req = &path->reqs[i];
 		req->iu = &ius[i];
-		req->sge = &sges[i * path->max_send_sge];
+		req->sge = &sges[i * nsge];
+		req->wrs = &wrs[i * max(nwr, 1U)];
 		req->inv_cqe.done = rtrs_clt_inv_done;
 		mr = ib_alloc_mr(path->s.dev->ib_pd, IB_MR_TYPE_MEM_REG,
 				 path->max_pages_per_mr);
@@ -112,20 +119,37 @@ void rtrs_clt_reqs_free(struct rtrs_clt_path *path)
 		if (path->reqs[i].mr)
 			ib_dereg_mr(path->reqs[i].mr);
 	rtrs_iu_free(path->reqs[0].iu, path->s.dev->ib_dev, path->queue_depth);
+	kfree(path->reqs[0].wrs);
 	kfree(path->reqs[0].sge);
 	kfree(path->reqs);
 	path->reqs = NULL;
 }
 
-/* The request is over: give the user its result, exactly once. */
-static void rtrs_clt_req_complete(struct rtrs_clt_io_req *req)
+/* Undo rtrs_clt_req_map(), once. */
+static void rtrs_clt_req_unmap(struct rtrs_clt_io_req *req)
+{
+	struct ib_device *ib_dev = req->con->c.path->dev->ib_dev;
+
+	if (req->sg_cnt_mapped)
+		ib_dma_unmap_sg(ib_dev, req->sglist, req->sg_cnt_mapped,
+				req->dir);
+	req->sg_cnt_mapped = 0;
+}
+
+/* The request leaves its path: no longer in flight there. */
+static void rtrs_clt_req_release(struct rtrs_clt_io_req *req)
 {
 	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
 
-	if (req->sg_cnt)
-		ib_dma_unmap_sg(path->s.dev->ib_dev, req->sglist, req->sg_cnt,
-				req->dir);
+	atomic_dec(&path->stats.inflight);
 	WRITE_ONCE(req->in_use, false);
+}
+
+/* The request is over: give the user its result, exactly once. */
+static void rtrs_clt_req_complete(struct rtrs_clt_io_req *req)
+{
+	rtrs_clt_req_unmap(req);
+	rtrs_clt_req_release(req);
 	req->conf(req->priv, req->status);
 }
 
@@ -137,13 +161,18 @@ static void rtrs_clt_req_put(struct rtrs_clt_io_req *req)
 }
 
 /**
- * rtrs_clt_reqs_fail() - complete every request in flight on a path
+ * rtrs_clt_reqs_failover() - move the requests in flight off a failed path
  * @path: the path; all its QPs are drained.
- * @err: the result the users see.
+ *
+ * Sends each request again, with its permit, user message and data, over
+ * another connected path; the user sees nothing of it.  A request that no
+ * other path takes completes with -ECONNABORTED.  A request the server
+ * may already have carried out is carried out again: READ and WRITE of
+ * the same data to the same place are idempotent, as block IO is.
  *
  * Context: process context, with @path->init_mutex held.
  */
-void rtrs_clt_reqs_fail(struct rtrs_clt_path *path, int err)
+void rtrs_clt_reqs_failover(struct rtrs_clt_path *path)
 {
 	struct rtrs_clt_io_req *req;
 	u32 i;
@@ -156,9 +185,16 @@ void rtrs_clt_reqs_fail(struct rtrs_clt_path *path, int err)
 		req = &path->reqs[i];
 		if (!req->in_use)
 			continue;
-		req->status = err;
-		req->pending = 1;
-		rtrs_clt_req_put(req);
+		/* The scatterlist holds one mapping at a time. */
+		rtrs_clt_req_unmap(req);
+		if (!rtrs_clt_resend(path, req)) {
+			atomic_inc(&path->stats.failovers);
+			rtrs_clt_req_release(req);
+			continue;
+		}
+		req->status = -ECONNABORTED;
+		rtrs_clt_req_release(req);
+		req->conf(req->priv, req->status);
 	}
 }
 
@@ -180,9 +216,13 @@ static void rtrs_clt_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 						   struct rtrs_clt_io_req,
 						   inv_cqe);
 
+	/*
+	 * The path goes down and its teardown fails the request over; the
+	 * server cannot reach the MR through a QP in error.
+	 */
 	if (wc->status != IB_WC_SUCCESS) {
 		rtrs_clt_wc_failed(rtrs_clt_wc_con(wc), wc, "invalidation");
-		req->status = req->status ?: -EIO;
+		return;
 	}
 	req->mr_valid = false;
 	rtrs_clt_req_put(req);
@@ -199,6 +239,96 @@ void rtrs_clt_hb_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	if (wc->status != IB_WC_SUCCESS)
 		rtrs_clt_wc_failed(rtrs_clt_wc_con(wc), wc, "heartbeat");
+}
+
+/**
+ * rtrs_clt_probe_done() - completion of a connection's stall probe
+ * @cq: the CQ.
+ * @wc: the work completion.
+ *
+ * Every work request posted before the probe has been acknowledged: the
+ * connection moves.
+ *
+ * Context: softirq, or the drain.
+ */
+void rtrs_clt_probe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_clt_con *con = rtrs_clt_wc_con(wc);
+
+	if (wc->status != IB_WC_SUCCESS) {
+		rtrs_clt_wc_failed(con, wc, "stall probe");
+		return;
+	}
+	WRITE_ONCE(con->probe_sent, 0);
+}
+
+/* A zero-length RDMA WRITE needs no remote address or key. */
+static void rtrs_clt_con_probe(struct rtrs_clt_con *con)
+{
+	struct ib_rdma_wr wr = {
+		.wr.opcode	= IB_WR_RDMA_WRITE,
+		.wr.wr_cqe	= &con->probe_cqe,
+		.wr.send_flags	= IB_SEND_SIGNALED,
+	};
+
+	WRITE_ONCE(con->probe_sent, jiffies ?: 1);
+	if (ib_post_send(con->c.qp, &wr.wr, NULL))
+		rtrs_clt_path_error(to_clt_path(con->c.path));
+}
+
+/*
+ * Is @con stuck?  Probe it when @req has waited too long and no probe is
+ * out; stuck when the probe out has waited too long itself.
+ */
+static bool rtrs_clt_con_stuck(struct rtrs_clt_con *con,
+			       struct rtrs_clt_io_req *req)
+{
+	unsigned long probe = READ_ONCE(con->probe_sent);
+
+	if (probe)
+		return time_after(jiffies, probe +
+				  msecs_to_jiffies(RTRS_CLT_PROBE_MS));
+	if (time_after(jiffies, READ_ONCE(req->sent_at) +
+		       msecs_to_jiffies(RTRS_CLT_STALL_MS)))
+		rtrs_clt_con_probe(con);
+	return false;
+}
+
+/**
+ * rtrs_clt_wd_work() - the watchdog of a connected path
+ * @work: &rtrs_clt_path.wd_dwork.
+ *
+ * A connection can stop moving without reporting an error (rxe, for one,
+ * can wedge a QP whose retransmission meets a fast registration it
+ * already executed); its requests would wait forever while heartbeats on
+ * the admin connection keep the path up.  Every heartbeat interval the
+ * watchdog looks at the requests in flight and probes the connections of
+ * old ones; a probe that does not complete fails the path, whose teardown
+ * moves the requests to other paths.
+ *
+ * Context: process context, on rtrs_clt_wq.
+ */
+void rtrs_clt_wd_work(struct work_struct *work)
+{
+	struct rtrs_clt_path *path = container_of(to_delayed_work(work),
+						  struct rtrs_clt_path,
+						  wd_dwork);
+	struct rtrs_clt_io_req *req;
+	u32 i;
+
+	if (!rtrs_clt_path_connected(path))
+		return;
+	for (i = 0; i < path->queue_depth; i++) {
+		req = &path->reqs[i];
+		if (!READ_ONCE(req->in_use) || !rtrs_clt_con_stuck(req->con, req))
+			continue;
+		pr_err_ratelimited("%s: connection %u stopped moving, closing the path\n",
+				   path->s.sessname, req->con->c.cid);
+		rtrs_clt_path_error(path);
+		return;
+	}
+	queue_delayed_work(rtrs_clt_wq, &path->wd_dwork,
+			   msecs_to_jiffies(RTRS_HB_INTERVAL_MS));
 }
 
 /* The send of @req's LOCAL_INV: the server did not invalidate @req->mr. */
@@ -294,6 +424,7 @@ static int rtrs_clt_process_imm(struct rtrs_clt_con *con, u32 imm)
 		rtrs_send_hb_ack(con->c.path);
 		return 0;
 	case RTRS_HB_ACK_IMM:
+		rtrs_hb_ack_received(con->c.path);
 		return 0;
 	}
 	rtrs_clt_proto_error(con, "unknown immediate", imm);
@@ -439,15 +570,10 @@ static int rtrs_clt_req_map(struct rtrs_clt_io_req *req)
 	if (!req->sg_cnt)
 		return 0;
 	count = ib_dma_map_sg(ib_dev, req->sglist, req->sg_cnt, req->dir);
-	return count ?: -EIO;
-}
-
-static void rtrs_clt_req_unmap(struct rtrs_clt_io_req *req)
-{
-	struct ib_device *ib_dev = req->con->c.path->dev->ib_dev;
-
-	if (req->sg_cnt)
-		ib_dma_unmap_sg(ib_dev, req->sglist, req->sg_cnt, req->dir);
+	if (!count)
+		return -EIO;
+	req->sg_cnt_mapped = req->sg_cnt;
+	return count;
 }
 
 /*
@@ -493,16 +619,20 @@ static int rtrs_clt_req_direct_sges(struct rtrs_clt_io_req *req, int count)
 	return total == req->data_len ? 0 : -EINVAL;
 }
 
-/* Post the write of the header buffer (after @nsge data SGEs). */
-static int rtrs_clt_req_post(struct rtrs_clt_io_req *req, unsigned int nsge,
-			     u32 hdr_len, u64 remote_off,
+/*
+ * Post the WRITE WITH IMMEDIATE of @nsge data SGEs from @first on, then
+ * the header buffer, to @remote_off in the request's chunk.
+ */
+static int rtrs_clt_req_post(struct rtrs_clt_io_req *req, unsigned int first,
+			     unsigned int nsge, u32 hdr_len, u64 remote_off,
 			     struct ib_send_wr *head, struct ib_send_wr *tail)
 {
 	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
 	struct rtrs_rbuf *rbuf = &path->rbufs[req - path->reqs];
+	struct ib_sge *sge = &req->sge[first];
 	u32 imm;
 
-	req->sge[nsge] = (struct ib_sge) {
+	sge[nsge] = (struct ib_sge) {
 		.addr	= req->iu->dma_addr,
 		.length	= hdr_len,
 		.lkey	= path->s.dev->ib_pd->local_dma_lkey,
@@ -512,57 +642,75 @@ static int rtrs_clt_req_post(struct rtrs_clt_io_req *req, unsigned int nsge,
 
 	imm = rtrs_io_req_imm(req - path->reqs, req->data_len + req->usr_len,
 			      path->off_bits);
-	return rtrs_iu_post_rdma_write_imm(&req->con->c, req->iu, req->sge,
+	return rtrs_iu_post_rdma_write_imm(&req->con->c, req->iu, sge,
 					   nsge + 1, rbuf->rkey,
 					   rbuf->addr + remote_off, imm, 0,
 					   head, tail);
 }
 
 /*
- * WRITE: data, user message and header in one RDMA WRITE WITH IMMEDIATE.
- * Data entries go as SGEs when they fit, else through the MR, which a
- * LOCAL_INV right behind the write frees again.
+ * Chain plain RDMA WRITEs of the data entries that do not fit the WRITE
+ * WITH IMMEDIATE, max_send_sge entries each, each to its place in the
+ * chunk; return the number of entries they carry.
+ */
+static unsigned int rtrs_clt_write_head(struct rtrs_clt_io_req *req,
+					int count, struct ib_send_wr **head)
+{
+	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
+	struct rtrs_rbuf *rbuf = &path->rbufs[req - path->reqs];
+	unsigned int per_wr = path->max_send_sge, done = 0, n = 0, j;
+	u64 off = 0;
+
+	*head = NULL;
+	while (count - done + 1 > per_wr) {
+		struct ib_rdma_wr *wr = &req->wrs[n];
+
+		*wr = (struct ib_rdma_wr) {
+			.wr.opcode	= IB_WR_RDMA_WRITE,
+			.wr.wr_cqe	= &req->iu->cqe,
+			.wr.sg_list	= &req->sge[done],
+			.wr.num_sge	= per_wr,
+			.remote_addr	= rbuf->addr + off,
+			.rkey		= rbuf->rkey,
+		};
+		for (j = 0; j < per_wr; j++)
+			off += req->sge[done + j].length;
+		if (n)
+			req->wrs[n - 1].wr.next = &wr->wr;
+		else
+			*head = &wr->wr;
+		done += per_wr;
+		n++;
+	}
+	return done;
+}
+
+/*
+ * WRITE: data, user message and header in one RDMA WRITE WITH IMMEDIATE;
+ * data entries beyond what one WRITE takes go first in plain RDMA WRITEs
+ * on the same connection, which the QP delivers before the immediate.
+ * No memory registration: the data is sent from its DMA addresses.
  */
 static int rtrs_clt_write_req(struct rtrs_clt_io_req *req, int count)
 {
-	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
 	struct rtrs_msg_rdma_write *msg = req->iu->buf + req->usr_len;
-	struct ib_send_wr inv_wr, *head = NULL, *tail = NULL;
 	u32 hdr_len = req->usr_len + sizeof(*msg);
-	struct ib_reg_wr rwr;
-	unsigned int nsge = count;
-	int err;
+	struct ib_send_wr *head;
+	unsigned int done;
+	u64 off = 0;
+	int err, i;
 
 	msg->type = cpu_to_le16(RTRS_MSG_WRITE);
 	msg->usr_len = cpu_to_le16(req->usr_len);
 
-	if (count + 1 <= path->max_send_sge) {
-		err = rtrs_clt_req_direct_sges(req, count);
-		if (err)
-			return err;
-	} else {
-		err = rtrs_clt_req_reg(req, count, IB_ACCESS_LOCAL_WRITE, &rwr);
-		if (err)
-			return err;
-		req->sge[0] = (struct ib_sge) {
-			.addr	= req->mr->iova,
-			.length	= req->mr->length,
-			.lkey	= req->mr->lkey,
-		};
-		nsge = 1;
-		inv_wr = (struct ib_send_wr) {
-			.opcode			= IB_WR_LOCAL_INV,
-			.wr_cqe			= &req->inv_cqe,
-			/* Not before the WRITE has read through the MR. */
-			.send_flags		= IB_SEND_SIGNALED | IB_SEND_FENCE,
-			.ex.invalidate_rkey	= req->mr->rkey,
-		};
-		head = &rwr.wr;
-		tail = &inv_wr;
-		req->mr_valid = true;
-		req->pending++;
-	}
-	return rtrs_clt_req_post(req, nsge, hdr_len, 0, head, tail);
+	err = rtrs_clt_req_direct_sges(req, count);
+	if (err)
+		return err;
+	done = rtrs_clt_write_head(req, count, &head);
+	for (i = 0; i < done; i++)
+		off += req->sge[i].length;
+	return rtrs_clt_req_post(req, done, count - done, hdr_len, off, head,
+				 NULL);
 }
 
 /*
@@ -595,7 +743,7 @@ static int rtrs_clt_read_req(struct rtrs_clt_io_req *req, int count)
 		head = &rwr.wr;
 		req->mr_valid = true;
 	}
-	return rtrs_clt_req_post(req, 0, hdr_len, req->data_len, head, NULL);
+	return rtrs_clt_req_post(req, 0, 0, hdr_len, req->data_len, head, NULL);
 }
 
 /* Can the request go out at all?  Header room, data size and segments. */
@@ -618,6 +766,7 @@ static int rtrs_clt_req_check(struct rtrs_clt_path *path, int dir,
 static void rtrs_clt_req_init(struct rtrs_clt_io_req *req,
 			      struct rtrs_clt_con *con, int dir,
 			      struct rtrs_clt_req_ops *ops,
+			      struct rtrs_permit *permit,
 			      const struct kvec *vec, size_t nr,
 			      size_t usr_len, size_t len,
 			      struct scatterlist *sg, unsigned int sg_cnt)
@@ -629,6 +778,8 @@ static void rtrs_clt_req_init(struct rtrs_clt_io_req *req,
 	req->dir = dir == READ ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
 	req->sglist = sg;
 	req->sg_cnt = sg_cnt;
+	req->sg_cnt_mapped = 0;
+	req->permit = permit;
 	req->data_len = len;
 	req->usr_len = usr_len;
 	req->priv = ops->priv;
@@ -650,7 +801,7 @@ static void rtrs_clt_req_abort(struct rtrs_clt_io_req *req, int err)
 	if (req->mr_valid)
 		rtrs_clt_path_error(path);
 	rtrs_clt_req_unmap(req);
-	WRITE_ONCE(req->in_use, false);
+	rtrs_clt_req_release(req);
 }
 
 /**
@@ -691,17 +842,23 @@ int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
 		return -EBUSY;
 
 	rtrs_clt_req_init(req, rtrs_clt_permit_con(path, permit), dir, ops,
-			  vec, nr, usr_len, len, sg, sg_cnt);
+			  permit, vec, nr, usr_len, len, sg, sg_cnt);
 	count = rtrs_clt_req_map(req);
 	if (count < 0)
 		return count;
 
+	atomic_inc(&path->stats.inflight);
+	WRITE_ONCE(req->sent_at, jiffies);
 	WRITE_ONCE(req->in_use, true);
 	if (dir == READ)
 		err = rtrs_clt_read_req(req, count);
 	else
 		err = rtrs_clt_write_req(req, count);
-	if (err)
+	if (err) {
 		rtrs_clt_req_abort(req, err);
-	return err;
+		return err;
+	}
+	this_cpu_inc(path->stats.pcpu->cnt[dir]);
+	this_cpu_add(path->stats.pcpu->bytes[dir], len);
+	return 0;
 }

@@ -228,6 +228,32 @@ static int rtrs_clt_path_info(struct rtrs_clt_path *path)
 	return 0;
 }
 
+/*
+ * A path given without a source keeps the one its first connection was
+ * routed from: it names the path in sysfs, and every later connection and
+ * reconnect of the path leaves from there too.  The port stays free.
+ */
+static void rtrs_clt_path_learn_src(struct rtrs_clt_path *path)
+{
+	struct sockaddr_storage *src = &path->s.src_addr;
+
+	if (src->ss_family != AF_UNSPEC)
+		return;
+	*src = path->s.con[0]->cm_id->route.addr.src_addr;
+	switch (src->ss_family) {
+	case AF_INET:
+		((struct sockaddr_in *)src)->sin_port = 0;
+		break;
+	case AF_INET6:
+		((struct sockaddr_in6 *)src)->sin6_port = 0;
+		break;
+	default:
+		/* AF_IB: the service ID is the destination's business. */
+		memset(src, 0, sizeof(*src));
+		break;
+	}
+}
+
 static int rtrs_clt_path_connect(struct rtrs_clt_path *path)
 {
 	unsigned int cid;
@@ -245,6 +271,7 @@ static int rtrs_clt_path_connect(struct rtrs_clt_path *path)
 			return err;
 		if (cid)
 			continue;
+		rtrs_clt_path_learn_src(path);
 		path->rbufs = kcalloc(path->queue_depth, sizeof(*path->rbufs),
 				      GFP_KERNEL);
 		if (!path->rbufs)
@@ -259,7 +286,8 @@ static int rtrs_clt_path_connect(struct rtrs_clt_path *path)
 /*
  * Undo rtrs_clt_path_connect(), whatever it got to: stop the heartbeats,
  * let submitters that saw the path connected finish posting, flush every
- * queue, fail the requests still in flight and free it all.
+ * queue, move the requests still in flight to other paths (or fail them)
+ * and free it all.
  */
 static void rtrs_clt_path_teardown(struct rtrs_clt_path *path)
 {
@@ -268,12 +296,13 @@ static void rtrs_clt_path_teardown(struct rtrs_clt_path *path)
 	lockdep_assert_held(&path->init_mutex);
 
 	rtrs_stop_hb(&path->s);
+	cancel_delayed_work_sync(&path->wd_dwork);
 	synchronize_rcu();
 
 	for (cid = 0; cid < path->s.con_num; cid++)
 		if (path->s.con[cid])
 			rtrs_clt_con_stop(rtrs_clt_path_con(path, cid));
-	rtrs_clt_reqs_fail(path, -ECONNABORTED);
+	rtrs_clt_reqs_failover(path);
 
 	for (cid = path->s.con_num; cid--; )
 		rtrs_clt_con_free(path, cid);
@@ -321,6 +350,8 @@ int rtrs_clt_path_open(struct rtrs_clt_path *path)
 		rtrs_clt_path_teardown(path);
 	} else {
 		rtrs_start_hb(&path->s);
+		queue_delayed_work(rtrs_clt_wq, &path->wd_dwork,
+				   msecs_to_jiffies(RTRS_HB_INTERVAL_MS));
 		rtrs_clt_path_up(path);
 	}
 	mutex_unlock(&path->init_mutex);
@@ -357,7 +388,7 @@ void rtrs_clt_path_schedule_reconnect(struct rtrs_clt_path *path,
 
 	spin_lock_irq(&path->state_lock);
 	if (path->state == from) {
-		if (rtrs_clt_may_reconnect(path)) {
+		if (!path->stay_down && rtrs_clt_may_reconnect(path)) {
 			WRITE_ONCE(path->state, RTRS_CLT_RECONNECTING);
 			queue_delayed_work(rtrs_clt_wq, &path->reconnect_dwork,
 					   delay);
@@ -382,8 +413,10 @@ static void rtrs_clt_reconnect_work(struct work_struct *work)
 	path->s.recon_cnt++;
 	if (!rtrs_clt_path_open(path)) {
 		path->reconnect_attempts = 0;
+		atomic_inc(&path->stats.reconnects);
 		return;
 	}
+	atomic_inc(&path->stats.reconnect_fails);
 	rtrs_clt_path_schedule_reconnect(path, RTRS_CLT_CONNECTING);
 }
 
@@ -397,6 +430,74 @@ static void rtrs_clt_close_work(struct work_struct *work)
 	rtrs_clt_path_down(path);
 	mutex_unlock(&path->init_mutex);
 	rtrs_clt_path_schedule_reconnect(path, RTRS_CLT_CLOSING);
+}
+
+/**
+ * rtrs_clt_path_disconnect() - take a path down until told otherwise
+ * @path: the path.
+ *
+ * Requests in flight on it move to other paths.  The path stays
+ * %RTRS_CLT_CLOSED until rtrs_clt_path_reconnect().
+ *
+ * Context: process context, with the session's change_mutex held; sleeps.
+ */
+void rtrs_clt_path_disconnect(struct rtrs_clt_path *path)
+{
+	WRITE_ONCE(path->stay_down, true);
+	/* A reconnect under way finishes; one waiting never starts. */
+	if (cancel_delayed_work_sync(&path->reconnect_dwork))
+		rtrs_clt_path_change_state(path, RTRS_CLT_RECONNECTING,
+					   RTRS_CLT_CLOSED);
+	rtrs_clt_path_error(path);
+	flush_work(&path->close_work);
+}
+
+/**
+ * rtrs_clt_path_reconnect() - connect a path again, now
+ * @path: the path.
+ *
+ * Disconnects it first when it is up, then connects it and waits for the
+ * result; a failure leaves it reconnecting in the background as usual.
+ *
+ * Context: process context, with the session's change_mutex held; sleeps.
+ * Return: 0, -ENODEV when the path is being closed, or the connect error.
+ */
+int rtrs_clt_path_reconnect(struct rtrs_clt_path *path)
+{
+	int err;
+
+	rtrs_clt_path_disconnect(path);
+	WRITE_ONCE(path->stay_down, false);
+	if (!rtrs_clt_path_change_state(path, RTRS_CLT_CLOSED,
+					RTRS_CLT_CONNECTING))
+		return -ENODEV;
+
+	path->reconnect_attempts = 0;
+	path->s.recon_cnt++;
+	err = rtrs_clt_path_open(path);
+	if (!err) {
+		atomic_inc(&path->stats.reconnects);
+		return 0;
+	}
+	atomic_inc(&path->stats.reconnect_fails);
+	rtrs_clt_path_schedule_reconnect(path, RTRS_CLT_CONNECTING);
+	return err;
+}
+
+/**
+ * rtrs_clt_path_set_dead() - forbid a path to come up or take requests
+ * @path: the path.
+ *
+ * rtrs_clt_close() marks every path so before closing any, so that no
+ * request fails over to a path about to close.
+ *
+ * Context: process context.
+ */
+void rtrs_clt_path_set_dead(struct rtrs_clt_path *path)
+{
+	spin_lock_irq(&path->state_lock);
+	WRITE_ONCE(path->state, RTRS_CLT_DEAD);
+	spin_unlock_irq(&path->state_lock);
 }
 
 /**
@@ -442,13 +543,17 @@ struct rtrs_clt_path *rtrs_clt_path_alloc(struct rtrs_clt_sess *clt,
 	path = kzalloc(sizeof(*path), GFP_KERNEL);
 	if (!path)
 		return ERR_PTR(-ENOMEM);
+	/* From here on the release of @path->dev frees it all. */
+	path->clt = clt;
+	rtrs_clt_path_dev_init(path);
 
 	path->s.irq_con_num = 1 + nr_cpu_ids;
 	path->s.con_num = path->s.irq_con_num + clt->nr_poll_queues;
 	path->s.con = kcalloc(path->s.con_num, sizeof(*path->s.con),
 			      GFP_KERNEL);
-	if (!path->s.con) {
-		kfree(path);
+	path->stats.pcpu = alloc_percpu(struct rtrs_clt_cpu_stats);
+	if (!path->s.con || !path->stats.pcpu) {
+		rtrs_clt_path_free(path);
 		return ERR_PTR(-ENOMEM);
 	}
 
@@ -458,12 +563,12 @@ struct rtrs_clt_path *rtrs_clt_path_alloc(struct rtrs_clt_sess *clt,
 	strscpy(path->s.sessname, clt->sessname, sizeof(path->s.sessname));
 	uuid_gen(&path->s.uuid);
 
-	path->clt = clt;
 	spin_lock_init(&path->state_lock);
 	path->state = RTRS_CLT_CONNECTING;
 	mutex_init(&path->init_mutex);
 	INIT_WORK(&path->close_work, rtrs_clt_close_work);
 	INIT_DELAYED_WORK(&path->reconnect_dwork, rtrs_clt_reconnect_work);
+	INIT_DELAYED_WORK(&path->wd_dwork, rtrs_clt_wd_work);
 	init_completion(&path->info_done);
 	path->hb_cqe.done = rtrs_clt_hb_done;
 	rtrs_init_hb(&path->s, &path->hb_cqe, RTRS_HB_INTERVAL_MS,
@@ -472,14 +577,30 @@ struct rtrs_clt_path *rtrs_clt_path_alloc(struct rtrs_clt_sess *clt,
 }
 
 /**
- * rtrs_clt_path_free() - free a path
+ * rtrs_clt_path_release() - free a path once its device is released
+ * @path: the path.
+ *
+ * Context: process context.
+ */
+void rtrs_clt_path_release(struct rtrs_clt_path *path)
+{
+	mutex_destroy(&path->init_mutex);
+	free_percpu(path->stats.pcpu);
+	kfree(path->s.con);
+	kfree(path);
+}
+
+/**
+ * rtrs_clt_path_free() - drop a path
  * @path: a path closed with rtrs_clt_path_close(), or never opened.
+ *
+ * Removes its sysfs directory if it has one; the memory goes with the
+ * last reference to it.
  *
  * Context: process context.
  */
 void rtrs_clt_path_free(struct rtrs_clt_path *path)
 {
-	mutex_destroy(&path->init_mutex);
-	kfree(path->s.con);
-	kfree(path);
+	rtrs_clt_path_dev_del(path);
+	put_device(&path->dev);
 }

@@ -12,6 +12,8 @@
 
 #include <linux/module.h>
 #include <linux/rculist.h>
+#include <net/ipv6.h>
+#include <rdma/ib.h>
 #include <linux/slab.h>
 
 #include "rtrs-clt.h"
@@ -114,13 +116,22 @@ static struct rtrs_clt_sess *rtrs_clt_sess_alloc(struct rtrs_clt_ops *ops,
 	clt = kzalloc(sizeof(*clt), GFP_KERNEL);
 	if (!clt)
 		return NULL;
-
 	INIT_LIST_HEAD(&clt->paths_list);
+	mutex_init(&clt->change_mutex);
+	init_waitqueue_head(&clt->removing_done);
 	mutex_init(&clt->paths_mutex);
 	mutex_init(&clt->link_ev_mutex);
 	init_waitqueue_head(&clt->permits_wait);
+	/* From here on the release of @clt->dev frees it. */
+	rtrs_clt_sess_dev_init(clt);
+	clt->rr_seq = alloc_percpu(unsigned int);
+	if (!clt->rr_seq) {
+		put_device(&clt->dev);
+		return NULL;
+	}
 	uuid_gen(&clt->paths_uuid);
 	strscpy(clt->sessname, sessname, sizeof(clt->sessname));
+	clt->mp_policy = RTRS_CLT_MP_MIN_INFLIGHT;
 	clt->port = port;
 	clt->reconnect_delay_sec = reconnect_delay_sec;
 	clt->max_reconnect_attempts = max(max_reconnect_attempts, (s16)-1);
@@ -133,6 +144,21 @@ static struct rtrs_clt_sess *rtrs_clt_sess_alloc(struct rtrs_clt_ops *ops,
 	return clt;
 }
 
+/**
+ * rtrs_clt_sess_release() - free a session once its device is released
+ * @clt: the session; its paths are gone.
+ *
+ * Context: process context.
+ */
+void rtrs_clt_sess_release(struct rtrs_clt_sess *clt)
+{
+	mutex_destroy(&clt->link_ev_mutex);
+	mutex_destroy(&clt->paths_mutex);
+	mutex_destroy(&clt->change_mutex);
+	free_percpu(clt->rr_seq);
+	kfree(clt);
+}
+
 static void rtrs_clt_sess_free(struct rtrs_clt_sess *clt)
 {
 	struct rtrs_clt_path *path, *tmp;
@@ -141,9 +167,8 @@ static void rtrs_clt_sess_free(struct rtrs_clt_sess *clt)
 		list_del(&path->entry);
 		rtrs_clt_path_free(path);
 	}
-	mutex_destroy(&clt->link_ev_mutex);
-	mutex_destroy(&clt->paths_mutex);
-	kfree(clt);
+	put_device(&clt->paths_dev);
+	put_device(&clt->dev);
 }
 
 static int rtrs_clt_add_paths(struct rtrs_clt_sess *clt,
@@ -214,7 +239,8 @@ static bool rtrs_clt_bad_name(const char *pathname)
  *
  * Context: process context; sleeps.
  * Return: the session, or an ERR_PTR(): -EINVAL for bad arguments,
- * -ENOMEM, or the error of the last path when none could be established.
+ * -ENOMEM, -EEXIST when a session of that name exists, or the error of
+ * the last path when none could be established.
  */
 struct rtrs_clt_sess *rtrs_clt_open(struct rtrs_clt_ops *ops,
 				    const char *pathname,
@@ -246,6 +272,9 @@ struct rtrs_clt_sess *rtrs_clt_open(struct rtrs_clt_ops *ops,
 	err = rtrs_clt_permits_alloc(clt);
 	if (err)
 		goto close_paths;
+	err = rtrs_clt_sess_dev_add(clt);
+	if (err)
+		goto free_permits;
 
 	rtrs_clt_set_link_ev(clt, true);
 	/* Paths that failed to connect; the others are up or closing. */
@@ -253,6 +282,8 @@ struct rtrs_clt_sess *rtrs_clt_open(struct rtrs_clt_ops *ops,
 		rtrs_clt_path_schedule_reconnect(path, RTRS_CLT_CONNECTING);
 	return clt;
 
+free_permits:
+	rtrs_clt_permits_free(clt);
 close_paths:
 	rtrs_clt_close_paths(clt);
 free_sess:
@@ -265,7 +296,8 @@ EXPORT_SYMBOL_GPL(rtrs_clt_open);
  * rtrs_clt_close() - close a client session and free it
  * @clt: the session.
  *
- * Takes every path down, which completes the requests in flight with
+ * Removes the session from sysfs (waiting for path changes under way),
+ * takes every path down, which completes the requests in flight with
  * -ECONNABORTED, waits until the user has put every permit and frees the
  * session.  No link event is delivered once this has begun.
  *
@@ -273,7 +305,17 @@ EXPORT_SYMBOL_GPL(rtrs_clt_open);
  */
 void rtrs_clt_close(struct rtrs_clt_sess *clt)
 {
+	struct rtrs_clt_path *path;
+
+	mutex_lock(&clt->change_mutex);
+	clt->frozen = true;
+	mutex_unlock(&clt->change_mutex);
+	wait_event(clt->removing_done, !READ_ONCE(clt->removing));
+	rtrs_clt_sess_dev_del(clt);
+
 	rtrs_clt_set_link_ev(clt, false);
+	list_for_each_entry(path, &clt->paths_list, entry)
+		rtrs_clt_path_set_dead(path);
 	rtrs_clt_close_paths(clt);
 	WRITE_ONCE(clt->closing, true);
 	rtrs_clt_permits_free(clt);
@@ -281,9 +323,61 @@ void rtrs_clt_close(struct rtrs_clt_sess *clt)
 }
 EXPORT_SYMBOL_GPL(rtrs_clt_close);
 
-static bool rtrs_clt_path_connected(struct rtrs_clt_path *path)
+/* Post on the connected paths other than @first and @skip, in order. */
+static int rtrs_clt_request_others(struct rtrs_clt_sess *clt,
+				   struct rtrs_clt_path *first,
+				   struct rtrs_clt_path *skip, int dir,
+				   struct rtrs_clt_req_ops *ops,
+				   struct rtrs_permit *permit,
+				   const struct kvec *vec, size_t nr,
+				   size_t usr_len, size_t len,
+				   struct scatterlist *sg, unsigned int sg_cnt,
+				   int err)
 {
-	return READ_ONCE(path->state) == RTRS_CLT_CONNECTED;
+	struct rtrs_clt_path *path;
+
+	list_for_each_entry_rcu(path, &clt->paths_list, entry) {
+		if (path == first || path == skip ||
+		    !rtrs_clt_path_connected(path))
+			continue;
+		err = rtrs_clt_path_request(path, dir, ops, permit, vec, nr,
+					    usr_len, len, sg, sg_cnt);
+		if (!err || err == -EMSGSIZE || err == -EINVAL)
+			break;
+	}
+	return err;
+}
+
+/* The policy's path first, then the others; never @skip. */
+static int rtrs_clt_submit(struct rtrs_clt_sess *clt,
+			   struct rtrs_clt_path *skip, int dir,
+			   struct rtrs_clt_req_ops *ops,
+			   struct rtrs_permit *permit,
+			   const struct kvec *vec, size_t nr, size_t len,
+			   struct scatterlist *sg, unsigned int sg_cnt)
+{
+	struct rtrs_clt_path *first;
+	int err = -ECONNABORTED;
+	size_t usr_len = 0, i;
+
+	for (i = 0; i < nr; i++)
+		usr_len += vec[i].iov_len;
+
+	rcu_read_lock();
+	first = rtrs_clt_mp_pick(clt);
+	if (first == skip)
+		first = NULL;
+	if (first) {
+		err = rtrs_clt_path_request(first, dir, ops, permit, vec, nr,
+					    usr_len, len, sg, sg_cnt);
+		if (!err || err == -EMSGSIZE || err == -EINVAL)
+			goto unlock;
+	}
+	err = rtrs_clt_request_others(clt, first, skip, dir, ops, permit,
+				      vec, nr, usr_len, len, sg, sg_cnt, err);
+unlock:
+	rcu_read_unlock();
+	return err;
 }
 
 /**
@@ -298,7 +392,10 @@ static bool rtrs_clt_path_connected(struct rtrs_clt_path *path)
  * @sg: data buffer.
  * @sg_cnt: entries in @sg.
  *
- * Tries the connected paths in order until one posts the request.
+ * Sends over the path the session's multipath policy picks; when that
+ * path cannot post, tries the other connected paths in turn.  Should the
+ * path fail before the answer, the request is sent again over another
+ * path, and @ops->conf_fn is called once, with the final result.
  *
  * Context: any context; does not sleep.
  * Return: 0 when @ops->conf_fn will be called; otherwise -EMSGSIZE when the
@@ -310,28 +407,177 @@ int rtrs_clt_request(int dir, struct rtrs_clt_req_ops *ops,
 		     const struct kvec *vec, size_t nr, size_t len,
 		     struct scatterlist *sg, unsigned int sg_cnt)
 {
-	struct rtrs_clt_path *path;
-	int err = -ECONNABORTED;
-	size_t usr_len = 0, i;
-
 	if (dir != READ && dir != WRITE)
 		return -EINVAL;
-	for (i = 0; i < nr; i++)
-		usr_len += vec[i].iov_len;
-
-	rcu_read_lock();
-	list_for_each_entry_rcu(path, &clt->paths_list, entry) {
-		if (!rtrs_clt_path_connected(path))
-			continue;
-		err = rtrs_clt_path_request(path, dir, ops, permit, vec, nr,
-					    usr_len, len, sg, sg_cnt);
-		if (!err || err == -EMSGSIZE || err == -EINVAL)
-			break;
-	}
-	rcu_read_unlock();
-	return err;
+	return rtrs_clt_submit(clt, NULL, dir, ops, permit, vec, nr, len, sg,
+			       sg_cnt);
 }
 EXPORT_SYMBOL_GPL(rtrs_clt_request);
+
+/**
+ * rtrs_clt_resend() - send a request of a failed path over another one
+ * @from: the failed path, drained.
+ * @req: the request's slot on @from; its header buffer still holds the
+ *	user message.
+ *
+ * Context: process context, with @from->init_mutex held.
+ * Return: 0 when another path took the request, else a negative errno.
+ */
+int rtrs_clt_resend(struct rtrs_clt_path *from, struct rtrs_clt_io_req *req)
+{
+	struct rtrs_clt_req_ops ops = {
+		.priv		= req->priv,
+		.conf_fn	= req->conf,
+	};
+	struct kvec vec = {
+		.iov_base	= req->iu->buf,
+		.iov_len	= req->usr_len,
+	};
+	int dir = req->dir == DMA_FROM_DEVICE ? READ : WRITE;
+
+	return rtrs_clt_submit(from->clt, from, dir, &ops, req->permit, &vec,
+			       1, req->data_len, req->sglist, req->sg_cnt);
+}
+
+/* Same address, as far as telling paths apart goes; ports are the session's. */
+static bool rtrs_clt_same_addr(const struct sockaddr_storage *a,
+			       const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return false;
+	switch (a->ss_family) {
+	case AF_INET:
+		return ((struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((struct sockaddr_in *)b)->sin_addr.s_addr;
+	case AF_INET6:
+		return ipv6_addr_equal(&((struct sockaddr_in6 *)a)->sin6_addr,
+				       &((struct sockaddr_in6 *)b)->sin6_addr);
+	case AF_IB:
+		return !memcmp(&((struct sockaddr_ib *)a)->sib_addr,
+			       &((struct sockaddr_ib *)b)->sib_addr,
+			       sizeof(struct ib_addr));
+	}
+	return false;
+}
+
+/*
+ * A path is a duplicate when it goes to the same destination from the
+ * same source; one without a source duplicates any to its destination.
+ */
+static bool rtrs_clt_path_exists(struct rtrs_clt_sess *clt,
+				 const struct rtrs_addr *addr)
+{
+	struct rtrs_clt_path *path;
+
+	lockdep_assert_held(&clt->change_mutex);
+
+	list_for_each_entry(path, &clt->paths_list, entry) {
+		if (!rtrs_clt_same_addr(&path->s.dst_addr, addr->dst))
+			continue;
+		if (!addr->src || path->s.src_addr.ss_family == AF_UNSPEC ||
+		    rtrs_clt_same_addr(&path->s.src_addr, addr->src))
+			return true;
+	}
+	return false;
+}
+
+/**
+ * rtrs_clt_add_path() - add a path to an open session and connect it
+ * @clt: the session.
+ * @addr: source (may be NULL) and destination; copied.
+ *
+ * Unlike the paths of rtrs_clt_open(), a path added later must connect
+ * now: on failure nothing of it remains.
+ *
+ * Context: process context; sleeps.
+ * Return: 0; -ENODEV when the session is closing, -ENOSPC when it has
+ * %RTRS_MAX_PATHS paths, -EEXIST for a duplicate, -EPROTO when the server
+ * offers another queue depth, or the error connecting.
+ */
+int rtrs_clt_add_path(struct rtrs_clt_sess *clt, const struct rtrs_addr *addr)
+{
+	struct rtrs_clt_path *path;
+	int err;
+
+	mutex_lock(&clt->change_mutex);
+	if (clt->frozen)
+		err = -ENODEV;
+	else if (clt->paths_num + clt->removing >= RTRS_MAX_PATHS)
+		err = -ENOSPC;
+	else if (rtrs_clt_path_exists(clt, addr))
+		err = -EEXIST;
+	else
+		err = 0;
+	if (err)
+		goto unlock;
+
+	path = rtrs_clt_path_alloc(clt, addr);
+	if (IS_ERR(path)) {
+		err = PTR_ERR(path);
+		goto unlock;
+	}
+	err = rtrs_clt_path_open(path);
+	if (!err)
+		err = rtrs_clt_path_dev_add(path);
+	if (err) {
+		rtrs_clt_path_close(path);
+		rtrs_clt_path_free(path);
+		goto unlock;
+	}
+	mutex_lock(&clt->paths_mutex);
+	list_add_tail_rcu(&path->entry, &clt->paths_list);
+	clt->paths_num++;
+	mutex_unlock(&clt->paths_mutex);
+unlock:
+	mutex_unlock(&clt->change_mutex);
+	return err;
+}
+
+/**
+ * rtrs_clt_remove_path() - take a path out of its session and free it
+ * @path: the path.
+ * @attr: the sysfs file being written, removed first so that removing
+ *	the path's directory does not wait for this very write.
+ *
+ * Requests in flight on the path move to the other paths.
+ *
+ * Context: process context, from the path's remove_path file; sleeps.
+ * Return: 0; -EBUSY for the last path of the session, -ENODEV when the
+ * path or the session is already going away.
+ */
+int rtrs_clt_remove_path(struct rtrs_clt_path *path,
+			 struct device_attribute *attr)
+{
+	struct rtrs_clt_sess *clt = path->clt;
+	int err = 0;
+
+	mutex_lock(&clt->change_mutex);
+	if (clt->frozen || path->removed)
+		err = -ENODEV;
+	else if (clt->paths_num == 1)
+		err = -EBUSY;
+	if (!err) {
+		path->removed = true;
+		clt->removing++;
+		mutex_lock(&clt->paths_mutex);
+		list_del_rcu(&path->entry);
+		clt->paths_num--;
+		mutex_unlock(&clt->paths_mutex);
+	}
+	mutex_unlock(&clt->change_mutex);
+	if (err)
+		return err;
+
+	device_remove_file_self(&path->dev, attr);
+	rtrs_clt_path_close(path);
+	rtrs_clt_path_free(path);
+
+	mutex_lock(&clt->change_mutex);
+	if (!--clt->removing)
+		wake_up(&clt->removing_done);
+	mutex_unlock(&clt->change_mutex);
+	return 0;
+}
 
 /* Poll connection @cid of @path, unless someone else is polling it. */
 static int rtrs_clt_poll_con(struct rtrs_clt_path *path, unsigned int cid)
@@ -420,9 +666,16 @@ EXPORT_SYMBOL_GPL(rtrs_clt_query);
 
 static int __init rtrs_client_init(void)
 {
+	int err;
+
 	rtrs_clt_wq = alloc_workqueue("rtrs_client_wq", 0, 0);
 	if (!rtrs_clt_wq)
 		return -ENOMEM;
+	err = rtrs_clt_sysfs_init();
+	if (err) {
+		destroy_workqueue(rtrs_clt_wq);
+		return err;
+	}
 	rtrs_ib_dev_pool_init(&rtrs_clt_dev_pool, 0);
 	return 0;
 }
@@ -430,6 +683,7 @@ static int __init rtrs_client_init(void)
 static void __exit rtrs_client_exit(void)
 {
 	rtrs_ib_dev_pool_destroy(&rtrs_clt_dev_pool);
+	rtrs_clt_sysfs_exit();
 	destroy_workqueue(rtrs_clt_wq);
 }
 

@@ -13,6 +13,7 @@
 #define RTRS_CLT_H
 
 #include <linux/completion.h>
+#include <linux/device.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/sbitmap.h>
@@ -41,6 +42,15 @@
 /* Largest header room (user message + IO header) the client accepts. */
 #define RTRS_CLT_MAX_HDR_SIZE		SZ_64K
 
+/*
+ * A request in flight this long makes its connection send a probe (a
+ * signaled zero-length RDMA WRITE); a probe that has not completed after
+ * RTRS_CLT_PROBE_MS means the connection is stuck, and the path fails.
+ * A server that is merely slow to answer still acknowledges the probe.
+ */
+#define RTRS_CLT_STALL_MS		5000
+#define RTRS_CLT_PROBE_MS		10000
+
 /* Upper bound of the random delay added to a reconnect, in milliseconds. */
 #define RTRS_CLT_RECONNECT_JITTER_MS	1000
 
@@ -60,6 +70,50 @@ enum rtrs_clt_state {
 	RTRS_CLT_RECONNECTING,
 	RTRS_CLT_CLOSED,
 	RTRS_CLT_DEAD,
+};
+
+/**
+ * enum rtrs_clt_mp_policy - how a request picks its path
+ * @RTRS_CLT_MP_ROUND_ROBIN: the connected paths in turn, per CPU
+ * @RTRS_CLT_MP_MIN_INFLIGHT: the path with the fewest requests in flight
+ * @RTRS_CLT_MP_MIN_LATENCY: the path whose last heartbeat came back fastest
+ *
+ * Ties go to the path added first.  When the chosen path cannot post, the
+ * other connected paths are tried in the order they were added.
+ */
+enum rtrs_clt_mp_policy {
+	RTRS_CLT_MP_ROUND_ROBIN,
+	RTRS_CLT_MP_MIN_INFLIGHT,
+	RTRS_CLT_MP_MIN_LATENCY,
+};
+
+/**
+ * struct rtrs_clt_cpu_stats - per-CPU request counters of a path
+ * @cnt: requests posted, by direction (READ, WRITE)
+ * @bytes: data bytes of those requests
+ */
+struct rtrs_clt_cpu_stats {
+	u64	cnt[2];
+	u64	bytes[2];
+};
+
+/**
+ * struct rtrs_clt_stats - counters of a path, shown in sysfs
+ * @pcpu: requests posted; updated with this_cpu ops, summed when read
+ * @inflight: requests posted and not yet completed or moved away
+ * @failovers: requests moved from this path to another when it failed
+ * @reconnects: reconnects that succeeded
+ * @reconnect_fails: reconnects that failed
+ *
+ * Writing to reset_all clears all but @inflight, which is a state, not a
+ * count.  Readers may see a reset half done; the numbers are statistics.
+ */
+struct rtrs_clt_stats {
+	struct rtrs_clt_cpu_stats __percpu	*pcpu;
+	atomic_t				inflight;
+	atomic_t				failovers;
+	atomic_t				reconnects;
+	atomic_t				reconnect_fails;
 };
 
 /**
@@ -101,6 +155,9 @@ struct rtrs_rbuf {
  * @recv_num: number of receives kept posted
  * @poll_lock: makes concurrent rtrs_clt_rdma_cq_direct() calls on a poll
  *	connection skip, not race, each other
+ * @probe_cqe: completion entry of the stall probe
+ * @probe_sent: jiffies when the probe in flight left, or 0; set by the
+ *	watchdog, cleared by the probe's completion
  * @inv_rkey: rkey the server's last SEND WITH INVALIDATE invalidated
  * @inv_seen: @inv_rkey is set and not yet matched to its answer; both are
  *	touched only by this connection's receive completions, one at a time
@@ -118,6 +175,8 @@ struct rtrs_clt_con {
 	u32			recv_num;
 	/* serialises polling of a poll connection */
 	spinlock_t		poll_lock;
+	struct ib_cqe		probe_cqe;
+	unsigned long		probe_sent;
 	u32			inv_rkey;
 	bool			inv_seen;
 };
@@ -127,15 +186,20 @@ struct rtrs_clt_con {
  * @con: connection the request was posted on
  * @iu: header buffer: user message, then READ or WRITE header
  * @mr: fast-registration MR of the user's scatterlist
- * @sge: SGEs of the RDMA WRITE
+ * @sge: SGEs of the request: its data entries and the header buffer
+ * @wrs: RDMA WRITEs of the data entries that do not fit the last WRITE
  * @inv_cqe: completion entry of the LOCAL_INV of @mr
  * @sglist: the user's scatterlist
- * @sg_cnt: entries in @sglist, as given (and as unmapped)
+ * @sg_cnt: entries in @sglist, as given
+ * @sg_cnt_mapped: entries mapped for DMA on the device of @con, or 0
  * @dir: DMA direction of @sglist
  * @data_len: bytes of data
  * @usr_len: bytes of user message
+ * @permit: the permit the request was sent with; a failover sends it
+ *	again with the same permit on another path
  * @priv: the user's pointer for @conf
  * @conf: the user's completion callback
+ * @sent_at: jiffies when the request was posted
  * @status: result reported to @conf
  * @pending: completions still awaited: the response and, when @mr is
  *	registered, its invalidation
@@ -151,14 +215,18 @@ struct rtrs_clt_io_req {
 	struct rtrs_iu		*iu;
 	struct ib_mr		*mr;
 	struct ib_sge		*sge;
+	struct ib_rdma_wr	*wrs;
 	struct ib_cqe		inv_cqe;
 	struct scatterlist	*sglist;
 	unsigned int		sg_cnt;
+	unsigned int		sg_cnt_mapped;
 	enum dma_data_direction	dir;
 	u32			data_len;
 	u32			usr_len;
+	struct rtrs_permit	*permit;
 	void			*priv;
 	void			(*conf)(void *priv, int err);
+	unsigned long		sent_at;
 	int			status;
 	unsigned int		pending;
 	bool			in_use;
@@ -168,8 +236,13 @@ struct rtrs_clt_io_req {
 /**
  * struct rtrs_clt_path - one path of a client session
  * @s: what the core knows of it
+ * @dev: its sysfs directory, paths/<src@dst>/ of the session; its
+ *	release frees the path
+ * @dev_added: @dev is registered
  * @clt: the session
  * @entry: in @clt->paths_list (RCU)
+ * @removed: taken off @clt->paths_list by remove_path; protected by
+ *	@clt->change_mutex
  * @state_lock: protects @state and the decision to queue @close_work or
  *	@reconnect_dwork
  * @state: &enum rtrs_clt_state; read locklessly with READ_ONCE() on the IO
@@ -178,9 +251,11 @@ struct rtrs_clt_io_req {
  *	and the resources that live with them (@reqs, @rbufs, @s.dev, info IUs)
  * @close_work: tears a failed path down
  * @reconnect_dwork: establishes a path again
+ * @wd_dwork: the watchdog: probes connections whose requests are stuck
  * @reconnect_attempts: failed reconnects in a row
  * @established: counted in @clt->paths_up; protected by
  *	@clt->link_ev_mutex
+ * @stay_down: disconnected through sysfs: no reconnect is scheduled
  * @connect_failed: an error hit the path while it was connecting
  * @info_done: completed when the path info answer arrived or connecting
  *	failed
@@ -198,11 +273,16 @@ struct rtrs_clt_io_req {
  * @off_bits: bits of the immediate's chunk offset
  * @max_pages_per_mr: pages one MR maps
  * @max_send_sge: SGEs of one RDMA WRITE on an IO connection
+ * @max_write_wrs: RDMA WRITEs one WRITE request may take
+ * @stats: counters shown in sysfs
  */
 struct rtrs_clt_path {
 	struct rtrs_path	s;
+	struct device		dev;
+	bool			dev_added;
 	struct rtrs_clt_sess	*clt;
 	struct list_head	entry;
+	bool			removed;
 	/* protects @state and queueing the close and reconnect works */
 	spinlock_t		state_lock;
 	enum rtrs_clt_state	state;
@@ -210,8 +290,10 @@ struct rtrs_clt_path {
 	struct mutex		init_mutex;
 	struct work_struct	close_work;
 	struct delayed_work	reconnect_dwork;
+	struct delayed_work	wd_dwork;
 	int			reconnect_attempts;
 	bool			established;
+	bool			stay_down;
 	bool			connect_failed;
 	struct completion	info_done;
 	int			info_err;
@@ -228,14 +310,26 @@ struct rtrs_clt_path {
 	unsigned int		off_bits;
 	u32			max_pages_per_mr;
 	u32			max_send_sge;
+	u32			max_write_wrs;
+	struct rtrs_clt_stats	stats;
 };
 
 /**
  * struct rtrs_clt_sess - a client session
+ * @dev: its sysfs directory, /sys/class/rtrs-client/<session>/; its
+ *	release frees the session
+ * @paths_dev: the paths/ directory below @dev, parent of the paths' @dev
+ * @change_mutex: serialises adding and removing paths with each other
+ *	and with rtrs_clt_close(); protects @frozen and @removing
+ * @frozen: rtrs_clt_close() has begun: no path is added or removed
+ * @removing: remove_path writes under way
+ * @removing_done: rtrs_clt_close() waits there for @removing to drop to 0
+ * @mp_policy: &enum rtrs_clt_mp_policy; read locklessly per request
+ * @rr_seq: per-CPU round-robin position
  * @paths_list: the paths; RCU for readers, @paths_mutex for writers
  * @paths_mutex: protects @paths_list, @paths_num, @queue_depth,
  *	@max_io_size and @max_segments
- * @paths_num: number of paths in @paths_list
+ * @paths_num: number of paths in @paths_list not being removed
  * @paths_uuid: identifies the session on the wire
  * @sessname: name of the session
  * @port: server port for paths added later
@@ -260,6 +354,15 @@ struct rtrs_clt_path {
  * @closing: rtrs_clt_close() has begun
  */
 struct rtrs_clt_sess {
+	struct device		dev;
+	struct device		paths_dev;
+	/* adding and removing paths; protects @frozen and @removing */
+	struct mutex		change_mutex;
+	bool			frozen;
+	unsigned int		removing;
+	wait_queue_head_t	removing_done;
+	int			mp_policy;
+	unsigned int __percpu	*rr_seq;
 	struct list_head	paths_list;
 	/* protects @paths_list (writers) and the session limits */
 	struct mutex		paths_mutex;
@@ -314,9 +417,13 @@ extern struct workqueue_struct *rtrs_clt_wq;
 extern struct rtrs_ib_dev_pool rtrs_clt_dev_pool;
 
 /* rtrs-clt-path.c: path lifecycle. */
+void rtrs_clt_path_set_dead(struct rtrs_clt_path *path);
+void rtrs_clt_path_disconnect(struct rtrs_clt_path *path);
+int rtrs_clt_path_reconnect(struct rtrs_clt_path *path);
 struct rtrs_clt_path *rtrs_clt_path_alloc(struct rtrs_clt_sess *clt,
 					  const struct rtrs_addr *addr);
 void rtrs_clt_path_free(struct rtrs_clt_path *path);
+void rtrs_clt_path_release(struct rtrs_clt_path *path);
 int rtrs_clt_path_open(struct rtrs_clt_path *path);
 void rtrs_clt_path_close(struct rtrs_clt_path *path);
 void rtrs_clt_path_error(struct rtrs_clt_path *path);
@@ -332,7 +439,7 @@ int rtrs_clt_con_post_recvs(struct rtrs_clt_con *con);
 /* rtrs-clt-io.c: requests and their completions. */
 int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path);
 void rtrs_clt_reqs_free(struct rtrs_clt_path *path);
-void rtrs_clt_reqs_fail(struct rtrs_clt_path *path, int err);
+void rtrs_clt_reqs_failover(struct rtrs_clt_path *path);
 int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
 			  struct rtrs_clt_req_ops *ops,
 			  struct rtrs_permit *permit,
@@ -342,14 +449,41 @@ int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
 void rtrs_clt_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_recv_iu_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_hb_done(struct ib_cq *cq, struct ib_wc *wc);
+void rtrs_clt_probe_done(struct ib_cq *cq, struct ib_wc *wc);
+void rtrs_clt_wd_work(struct work_struct *work);
 
 /* rtrs-clt-permit.c: permits. */
 int rtrs_clt_permits_alloc(struct rtrs_clt_sess *clt);
 void rtrs_clt_permits_free(struct rtrs_clt_sess *clt);
 
-/* rtrs-clt.c: session-wide events. */
+/* rtrs-clt-mpath.c: path selection. */
+struct rtrs_clt_path *rtrs_clt_mp_pick(struct rtrs_clt_sess *clt);
+const char *rtrs_clt_mp_name(int policy);
+int rtrs_clt_mp_parse(const char *buf);
+
+static inline bool rtrs_clt_path_connected(struct rtrs_clt_path *path)
+{
+	return READ_ONCE(path->state) == RTRS_CLT_CONNECTED;
+}
+
+/* rtrs-clt.c: session-wide events and changes. */
 void rtrs_clt_path_up(struct rtrs_clt_path *path);
 void rtrs_clt_path_down(struct rtrs_clt_path *path);
 int rtrs_clt_sess_set_limits(struct rtrs_clt_path *path);
+void rtrs_clt_sess_release(struct rtrs_clt_sess *clt);
+int rtrs_clt_resend(struct rtrs_clt_path *from, struct rtrs_clt_io_req *req);
+int rtrs_clt_add_path(struct rtrs_clt_sess *clt, const struct rtrs_addr *addr);
+int rtrs_clt_remove_path(struct rtrs_clt_path *path,
+			 struct device_attribute *attr);
+
+/* sysfs/rtrs-clt-sysfs.c: the sysfs directories of sessions and paths. */
+int rtrs_clt_sysfs_init(void);
+void rtrs_clt_sysfs_exit(void);
+void rtrs_clt_sess_dev_init(struct rtrs_clt_sess *clt);
+int rtrs_clt_sess_dev_add(struct rtrs_clt_sess *clt);
+void rtrs_clt_sess_dev_del(struct rtrs_clt_sess *clt);
+void rtrs_clt_path_dev_init(struct rtrs_clt_path *path);
+int rtrs_clt_path_dev_add(struct rtrs_clt_path *path);
+void rtrs_clt_path_dev_del(struct rtrs_clt_path *path);
 
 #endif /* RTRS_CLT_H */

@@ -1105,24 +1105,36 @@ EXPORT_SYMBOL_GPL(rtrs_send_hb_ack);
  * rtrs_hb_received() - note that the peer is alive
  * @path: the path traffic came in on.
  *
- * Call on every completion of a receive from the peer, heartbeat acks
- * included.  Clears the missed count; when a heartbeat was outstanding,
- * stores the time since it left in @path->hb_cur_latency.  Any traffic
- * counts as the answer, so that is an upper bound of the round trip.
- * Cheap when no heartbeat is outstanding: one read.
+ * Call on every completion of a receive from the peer: any traffic clears
+ * the missed count.  Cheap when no heartbeat is outstanding: one read.
  *
  * Context: any context.
  */
 void rtrs_hb_received(struct rtrs_path *path)
 {
-	if (!READ_ONCE(path->hb_missed_cnt))
-		return;
-	if (!xchg(&path->hb_missed_cnt, 0))
-		return;
-	WRITE_ONCE(path->hb_cur_latency,
-		   ktime_sub(ktime_get(), READ_ONCE(path->hb_last_sent)));
+	if (READ_ONCE(path->hb_missed_cnt))
+		xchg(&path->hb_missed_cnt, 0);
 }
 EXPORT_SYMBOL_GPL(rtrs_hb_received);
+
+/**
+ * rtrs_hb_ack_received() - a heartbeat ack came in
+ * @path: the path it came in on.
+ *
+ * Stores the time since the last heartbeat left in @path->hb_cur_latency,
+ * the round trip the min-latency policy compares, and clears the missed
+ * count like rtrs_hb_received().  Only the ack measures: other traffic
+ * may arrive at any moment after a beat left.
+ *
+ * Context: any context.
+ */
+void rtrs_hb_ack_received(struct rtrs_path *path)
+{
+	WRITE_ONCE(path->hb_cur_latency,
+		   ktime_sub(ktime_get(), READ_ONCE(path->hb_last_sent)));
+	rtrs_hb_received(path);
+}
+EXPORT_SYMBOL_GPL(rtrs_hb_ack_received);
 
 static int __init rtrs_core_init(void)
 {

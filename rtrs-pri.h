@@ -34,6 +34,20 @@
 #define RTRS_HB_INTERVAL_MS	5000
 #define RTRS_HB_MISSED_MAX	5
 
+/*
+ * Transport retries of an RC connection's work requests.  rxe reads 7
+ * like the RNR retry count, as "retry forever", and a connection whose
+ * peer stopped answering, or whose QP rxe wedged, would then hang its
+ * requests without an error; 6 turns that into a failed path.
+ */
+#define RTRS_RETRY_COUNT	6
+/*
+ * Local ACK timeout of RC QPs, 4.096 us << 18: about a second.  Both
+ * sides set it, so a slow host (or an emulated one) does not retransmit
+ * in the tens of milliseconds RoCE's default packet lifetime allows.
+ */
+#define RTRS_ACK_TIMEOUT	18
+
 /* Offset of a message's field, for the layout assertions. */
 #define RTRS_WIRE_AT(type, field, off) \
 	static_assert(offsetof(type, field) == (off), #type "." #field)
@@ -539,14 +553,14 @@ int rtrs_post_rdma_write_imm_empty(struct rtrs_con *con, struct ib_cqe *cqe,
  * @hb_missed_cnt: heartbeats sent since traffic was last received
  * @hb_missed_max: unanswered heartbeats that make the path fail
  * @hb_last_sent: when the last heartbeat left
- * @hb_cur_latency: time from the last heartbeat sent to the first traffic
- *	received after it
+ * @hb_cur_latency: time from the last heartbeat sent to its ack
  *
- * Heartbeats: the work (on @hb_wq) and rtrs_hb_received() (in completion
- * context, on any CPU) share @hb_missed_cnt, @hb_last_sent and
- * @hb_cur_latency without a lock: the work raises the count with cmpxchg(),
- * rtrs_hb_received() clears it with xchg(), and the timestamps are read and
- * written with READ_ONCE()/WRITE_ONCE().  Callers outside the core only
+ * Heartbeats: the work (on @hb_wq) and rtrs_hb_received() and
+ * rtrs_hb_ack_received() (in completion context, on any CPU) share
+ * @hb_missed_cnt, @hb_last_sent and @hb_cur_latency without a lock: the
+ * work raises the count with cmpxchg(), rtrs_hb_received() clears it with
+ * xchg(), and the timestamps are read and written with
+ * READ_ONCE()/WRITE_ONCE().  Callers outside the core only
  * read them, with READ_ONCE().
  */
 struct rtrs_path {
@@ -579,5 +593,6 @@ void rtrs_start_hb(struct rtrs_path *path);
 void rtrs_stop_hb(struct rtrs_path *path);
 void rtrs_send_hb_ack(struct rtrs_path *path);
 void rtrs_hb_received(struct rtrs_path *path);
+void rtrs_hb_ack_received(struct rtrs_path *path);
 
 #endif /* RTRS_PRI_H */

@@ -306,8 +306,11 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 	rtrs_srv_add_rsp_wr(con, op, status, &w, &tail);
 
 	clear_bit(0, &op->busy);
+	if (atomic_inc_return(&con->rsp_inflight) == 1)
+		WRITE_ONCE(con->rsp_stamp, jiffies);
 	err = ib_post_send(con->c.qp, first, NULL);
 	if (err) {
+		atomic_dec(&con->rsp_inflight);
 		rtrs_srv_sq_put(con);
 		pr_err_ratelimited("%s: posting an answer failed: %d\n",
 				   path->s.sessname, err);
@@ -371,10 +374,54 @@ static void rtrs_srv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 						struct rtrs_srv_con, rsp_cqe);
 	struct rtrs_srv_path *path = con_to_path(con);
 
+	WRITE_ONCE(con->rsp_stamp, jiffies);
+	atomic_dec(&con->rsp_inflight);
 	rtrs_srv_sq_put(con);
 	if (rtrs_srv_wc_ok(path, wc, "answer"))
 		rtrs_hb_received(&path->s);
 	rtrs_srv_kick_waiting(con);
+}
+
+/* Answers wait on @con, and none has completed for too long. */
+static bool rtrs_srv_con_stuck(struct rtrs_srv_con *con)
+{
+	return atomic_read(&con->rsp_inflight) > 0 &&
+	       time_after(jiffies, READ_ONCE(con->rsp_stamp) +
+			  msecs_to_jiffies(RTRS_SRV_STALL_MS));
+}
+
+/**
+ * rtrs_srv_wd_work() - the watchdog of a connected path
+ * @work: &rtrs_srv_path.wd_dwork.
+ *
+ * A QP can stop moving without reporting an error (rxe can wedge one
+ * whose retransmission meets a fast registration it already executed):
+ * the answers on it never complete and the client waits forever.  Every
+ * heartbeat interval the watchdog checks that each connection with
+ * answers in flight completed one lately, and closes the path when not;
+ * the client then sends its requests again over another path.
+ *
+ * Context: process context, on rtrs_srv_wq.
+ */
+void rtrs_srv_wd_work(struct work_struct *work)
+{
+	struct rtrs_srv_path *path = container_of(to_delayed_work(work),
+						  struct rtrs_srv_path,
+						  wd_dwork);
+	unsigned int cid;
+
+	if (rtrs_srv_path_state(path) != RTRS_SRV_CONNECTED)
+		return;
+	for (cid = 0; cid < path->s.con_num; cid++) {
+		if (!rtrs_srv_con_stuck(to_srv_con(path->s.con[cid])))
+			continue;
+		pr_err_ratelimited("%s: connection %u stopped moving, closing the path\n",
+				   path->s.sessname, cid);
+		rtrs_srv_close_path(path);
+		return;
+	}
+	queue_delayed_work(rtrs_srv_wq, &path->wd_dwork,
+			   msecs_to_jiffies(RTRS_HB_INTERVAL_MS));
 }
 
 /**
@@ -455,6 +502,9 @@ static void rtrs_srv_process_io(struct rtrs_srv_con *con, u32 id, u32 off)
 	op->sg_cnt = io.sg_cnt;
 	op->desc = io.desc;
 	op->need_inval = io.need_inval;
+	this_cpu_inc(path->stats->cnt[io.dir]);
+	this_cpu_add(path->stats->bytes[io.dir], io.dir == READ ?
+		     le32_to_cpu(io.desc.len) : io.data_len);
 	err = sess->ctx->ops.rdma_ev(READ_ONCE(sess->priv), op, data,
 				     io.data_len, data + io.data_len,
 				     io.usr_len);
@@ -569,6 +619,9 @@ static void rtrs_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		break;
 	case RTRS_HB_MSG_IMM:
 		rtrs_send_hb_ack(&path->s);
+		break;
+	case RTRS_HB_ACK_IMM:
+		rtrs_hb_ack_received(&path->s);
 		break;
 	}
 }

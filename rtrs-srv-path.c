@@ -127,6 +127,8 @@ void rtrs_srv_close_sessions(struct rtrs_srv_ctx *ctx,
 
 static void rtrs_srv_free_sess(struct rtrs_srv_sess *sess)
 {
+	rtrs_srv_sysfs_sess_del(sess);
+	mutex_destroy(&sess->sysfs_mutex);
 	rtrs_srv_free_chunks(sess);
 	mutex_destroy(&sess->ev_mutex);
 	mutex_destroy(&sess->paths_mutex);
@@ -149,11 +151,13 @@ static struct rtrs_srv_sess *rtrs_srv_alloc_sess(struct rtrs_srv_ctx *ctx,
 	mutex_init(&sess->paths_mutex);
 	INIT_LIST_HEAD(&sess->paths_list);
 	mutex_init(&sess->ev_mutex);
+	mutex_init(&sess->sysfs_mutex);
 	sess->queue_depth = rtrs_srv_queue_depth();
 	sess->chunk_size = rtrs_srv_chunk_size();
 
 	err = rtrs_srv_alloc_chunks(sess);
 	if (err) {
+		mutex_destroy(&sess->sysfs_mutex);
 		mutex_destroy(&sess->ev_mutex);
 		mutex_destroy(&sess->paths_mutex);
 		kfree(sess);
@@ -321,6 +325,7 @@ static void rtrs_srv_init_path(struct rtrs_srv_path *path,
 	path->state = RTRS_SRV_CONNECTING;
 	spin_lock_init(&path->state_lock);
 	INIT_WORK(&path->close_work, rtrs_srv_close_work);
+	INIT_DELAYED_WORK(&path->wd_dwork, rtrs_srv_wd_work);
 	path->always_invalidate = rtrs_srv_always_invalidate;
 	path->s.src_addr = cm_id->route.addr.src_addr;
 	path->s.dst_addr = cm_id->route.addr.dst_addr;
@@ -341,8 +346,25 @@ static void rtrs_srv_free_path(struct rtrs_srv_path *path)
 	rtrs_srv_free_ops(path);
 	rtrs_srv_unmap_chunks(path);
 	rtrs_ib_dev_put(path->s.dev);
+	free_percpu(path->stats);
 	kfree(path->s.con);
 	kfree(path);
+}
+
+/* Show a path that came up in sysfs; a path without its files still works. */
+static void rtrs_srv_sysfs_work(struct work_struct *work)
+{
+	struct rtrs_srv_path *path = container_of(work, struct rtrs_srv_path,
+						  sysfs_work);
+	struct rtrs_srv_sess *sess = path->sess;
+	int err;
+
+	mutex_lock(&sess->sysfs_mutex);
+	err = rtrs_srv_sysfs_path_add(path);
+	mutex_unlock(&sess->sysfs_mutex);
+	if (err)
+		pr_warn_ratelimited("%s: no sysfs directory for a path: %d\n",
+				    path->s.sessname, err);
 }
 
 static struct rtrs_srv_path *
@@ -361,6 +383,11 @@ rtrs_srv_alloc_path(struct rtrs_srv_sess *sess, struct rdma_cm_id *cm_id,
 	if (!path)
 		return ERR_PTR(-ENOMEM);
 	rtrs_srv_init_path(path, sess, cm_id, req);
+	INIT_WORK(&path->sysfs_work, rtrs_srv_sysfs_work);
+	path->hca_port = cm_id->port_num;
+	path->stats = alloc_percpu(struct rtrs_srv_cpu_stats);
+	if (!path->stats)
+		goto free_path;
 	path->s.con = kcalloc(path->s.con_num, sizeof(*path->s.con),
 			      GFP_KERNEL);
 	if (!path->s.con)
@@ -394,6 +421,7 @@ put_dev:
 free_cons:
 	kfree(path->s.con);
 free_path:
+	free_percpu(path->stats);
 	kfree(path);
 	return ERR_PTR(err);
 }
@@ -469,6 +497,11 @@ static void rtrs_srv_close_work(struct work_struct *work)
 	struct rtrs_srv_sess *sess = path->sess;
 
 	rtrs_stop_hb(&path->s);
+	cancel_delayed_work_sync(&path->wd_dwork);
+	cancel_work_sync(&path->sysfs_work);
+	mutex_lock(&sess->sysfs_mutex);
+	rtrs_srv_sysfs_path_del(path);
+	mutex_unlock(&sess->sysfs_mutex);
 
 	/* Wait out a connect request that is adding a connection. */
 	mutex_lock(&sess->paths_mutex);
@@ -526,7 +559,8 @@ static int rtrs_srv_accept(struct rtrs_srv_path *path,
 
 	if (path->always_invalidate)
 		rsp.flags = cpu_to_le32(RTRS_MSG_NEW_RKEY_F);
-	return rdma_accept(cm_id, &param);
+	return rdma_set_ack_timeout(cm_id, RTRS_ACK_TIMEOUT) ?:
+	       rdma_accept(cm_id, &param);
 }
 
 /*

@@ -345,11 +345,16 @@ static int __init rtrs_server_init(void)
 		err = -ENOMEM;
 		goto destroy_pool;
 	}
-	err = ib_register_client(&rtrs_srv_ib_client);
+	err = rtrs_srv_sysfs_init();
 	if (err)
 		goto destroy_wq;
+	err = ib_register_client(&rtrs_srv_ib_client);
+	if (err)
+		goto sysfs_exit;
 	return 0;
 
+sysfs_exit:
+	rtrs_srv_sysfs_exit();
 destroy_wq:
 	destroy_workqueue(rtrs_srv_wq);
 destroy_pool:
@@ -360,6 +365,7 @@ destroy_pool:
 static void __exit rtrs_server_exit(void)
 {
 	ib_unregister_client(&rtrs_srv_ib_client);
+	rtrs_srv_sysfs_exit();
 	destroy_workqueue(rtrs_srv_wq);
 	rtrs_ib_dev_pool_destroy(&rtrs_srv_dev_pool);
 }

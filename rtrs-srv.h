@@ -14,6 +14,7 @@
 #define RTRS_SRV_H
 
 #include <linux/completion.h>
+#include <linux/device.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/percpu-refcount.h>
@@ -26,6 +27,17 @@
 #include "rtrs.h"
 
 struct rtrs_srv_con;
+struct rtrs_srv_sess_dev;
+
+/**
+ * struct rtrs_srv_cpu_stats - per-CPU request counters of a server path
+ * @cnt: requests received, by direction (READ, WRITE)
+ * @bytes: data bytes of those requests
+ */
+struct rtrs_srv_cpu_stats {
+	u64	cnt[2];
+	u64	bytes[2];
+};
 
 /**
  * struct rtrs_srv_op - one client request being served
@@ -112,6 +124,9 @@ struct rtrs_srv_ctx {
  * @queue_depth: number of chunks
  * @chunk_size: bytes per chunk, a power of two
  * @chunks: the chunks, allocated once for the session's lifetime
+ * @sysfs_mutex: serialises adding and removing the sysfs directories of
+ *	the session and its paths; protects @sysfs
+ * @sysfs: the session's sysfs directory, from its first path up
  */
 struct rtrs_srv_sess {
 	struct rtrs_srv_ctx	*ctx;
@@ -127,6 +142,9 @@ struct rtrs_srv_sess {
 	u32			queue_depth;
 	u32			chunk_size;
 	struct page		**chunks;
+	/* adding and removing sysfs directories; protects @sysfs */
+	struct mutex		sysfs_mutex;
+	struct rtrs_srv_sess_dev *sysfs;
 };
 
 /**
@@ -142,6 +160,9 @@ struct rtrs_srv_sess {
  *	since answers may come from any context
  * @rsp_wait_list: &struct rtrs_srv_op whose answers wait for send queue
  *	room (&rtrs_con.sq_wr_avail)
+ * @rsp_inflight: answers posted and not completed
+ * @rsp_stamp: jiffies of the last answer completed, or of the post that
+ *	made @rsp_inflight leave 0; for the path's watchdog
  */
 struct rtrs_srv_con {
 	struct rtrs_con		c;
@@ -152,6 +173,8 @@ struct rtrs_srv_con {
 	struct ib_cqe		inval_cqe;
 	spinlock_t		rsp_wait_lock;	/* rsp_wait_list */
 	struct list_head	rsp_wait_list;
+	atomic_t		rsp_inflight;
+	unsigned long		rsp_stamp;
 };
 
 /**
@@ -207,6 +230,11 @@ struct rtrs_srv_chunk {
  * @ops_done: completed when @ops_ref drops to zero after its kill
  * @hb_cqe: completion of heartbeat writes
  * @close_work: tears the path down
+ * @sysfs_work: shows the path in sysfs once it is up
+ * @wd_dwork: the watchdog: closes the path when answers stop completing
+ * @sysfs: the path's sysfs directory; under @sess->sysfs_mutex
+ * @hca_port: port of @s.dev the path's connections use
+ * @stats: requests received, counted per CPU
  */
 struct rtrs_srv_path {
 	struct rtrs_path	s;
@@ -227,6 +255,11 @@ struct rtrs_srv_path {
 	struct completion	ops_done;
 	struct ib_cqe		hb_cqe;
 	struct work_struct	close_work;
+	struct work_struct	sysfs_work;
+	struct delayed_work	wd_dwork;
+	struct device		*sysfs;
+	u32			hca_port;
+	struct rtrs_srv_cpu_stats __percpu *stats;
 };
 
 static inline struct rtrs_srv_con *to_srv_con(struct rtrs_con *c)
@@ -246,6 +279,12 @@ static inline struct rtrs_srv_path *con_to_path(struct rtrs_srv_con *con)
 
 /* Connections a path may have, as mainline bounds them. */
 #define RTRS_SRV_MAX_CONS	4096
+
+/*
+ * Answers in flight on a connection that has completed none for this long
+ * mean a stuck QP (see rtrs_srv_wd_work()).
+ */
+#define RTRS_SRV_STALL_MS	15000
 
 /* Work requests one answer may take: data, REG_MR, invalidate, answer. */
 #define RTRS_SRV_RSP_WRS	4
@@ -312,6 +351,7 @@ int rtrs_srv_post_recvs(struct rtrs_srv_con *con, unsigned int n);
 void rtrs_srv_drop_waiting(struct rtrs_srv_con *con);
 bool rtrs_srv_wc_ok(struct rtrs_srv_path *path, struct ib_wc *wc,
 		    const char *what);
+void rtrs_srv_wd_work(struct work_struct *work);
 
 /* rtrs-srv-validate.c */
 int rtrs_srv_check_conn_req(const void *data, size_t len);
@@ -322,5 +362,12 @@ int rtrs_srv_check_io_req(u32 payload, unsigned int off_bits, u32 queue_depth,
 			  u32 chunk_size, u32 *id, u32 *off);
 int rtrs_srv_check_io_hdr(const void *chunk, u32 chunk_size, u32 off,
 			  u32 max_io, struct rtrs_srv_io_hdr *io);
+
+/* sysfs/rtrs-srv-sysfs.c */
+int rtrs_srv_sysfs_init(void);
+void rtrs_srv_sysfs_exit(void);
+int rtrs_srv_sysfs_path_add(struct rtrs_srv_path *path);
+void rtrs_srv_sysfs_path_del(struct rtrs_srv_path *path);
+void rtrs_srv_sysfs_sess_del(struct rtrs_srv_sess *sess);
 
 #endif /* RTRS_SRV_H */

@@ -593,17 +593,17 @@ static void hb_received_resets_and_measures(struct kunit *test)
 	t->path.hb_last_sent = ktime_sub_ms(ktime_get(), 20);
 	WRITE_ONCE(t->path.hb_missed_cnt, 2);
 
+	/* Any traffic resets the count, but only the ack measures. */
 	rtrs_hb_received(&t->path);
+	KUNIT_EXPECT_EQ(test, hb_missed(&t->path), 0);
+	KUNIT_EXPECT_EQ(test, ktime_to_ns(t->path.hb_cur_latency), 0);
+
+	WRITE_ONCE(t->path.hb_missed_cnt, 1);
+	rtrs_hb_ack_received(&t->path);
 	KUNIT_EXPECT_EQ(test, hb_missed(&t->path), 0);
 	latency = t->path.hb_cur_latency;
 	KUNIT_EXPECT_GE(test, ktime_to_ms(latency), 20);
 	KUNIT_EXPECT_LT(test, ktime_to_ms(latency), 20 * MSEC_PER_SEC);
-
-	/* Traffic with no beat outstanding measures nothing. */
-	t->path.hb_last_sent = ktime_sub_ms(ktime_get(), 5000);
-	rtrs_hb_received(&t->path);
-	KUNIT_EXPECT_EQ(test, hb_missed(&t->path), 0);
-	KUNIT_EXPECT_EQ(test, t->path.hb_cur_latency, latency);
 }
 
 static void hb_start_and_stop(struct kunit *test)
@@ -715,7 +715,7 @@ static void lb_empty_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		rtrs_send_hb_ack(&side->path);
 	} else if (rtrs_imm_type(imm) == RTRS_HB_ACK_IMM) {
 		atomic_inc(&side->hb_acks);
-		rtrs_hb_received(&side->path);
+		rtrs_hb_ack_received(&side->path);
 	} else {
 		side->wc = *wc;
 		atomic_inc(&side->recvs);
