@@ -20,7 +20,10 @@ topology_pair() {
 	ip addr add "$PAIR_A/24" dev veth0 &&
 	ip addr add "$PAIR_B/24" dev veth1 &&
 	ip link set veth0 up && ip link set veth1 up || return 1
-	sysctl -qw net.ipv4.conf.all.accept_local=1 \
+	# A burst of rxe packets must not overflow the backlog of the
+	# receiving veth (1000 by default): each drop costs a retransmission.
+	sysctl -qw net.core.netdev_max_backlog=65536 \
+		net.ipv4.conf.all.accept_local=1 \
 		net.ipv4.conf.veth0.accept_local=1 \
 		net.ipv4.conf.veth1.accept_local=1 \
 		net.ipv4.conf.all.rp_filter=0 \

@@ -187,6 +187,8 @@ rtrs_log "guests"
 guest --name kunit --kernel test --script "$E/kunit.sh" --timeout 600
 guest --name rxe-pair --kernel test --script "$E/rxe-pair.sh" --timeout 400
 guest --name session --kernel test --script "$E/session.sh" --timeout 900
+guest --name multipath --kernel test --script "$E/multipath.sh" --timeout 1200 \
+	--env MPATH_CYCLES="${MPATH_CYCLES:-100}"
 guest_pair two-guests "$E/two-guests.sh"
 guest --name stock --kernel stock --script "$E/stock.sh" --mem 1024 --timeout 300
 

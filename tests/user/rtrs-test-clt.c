@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rtrs test client: opens one session to rtrs-test-srv when loaded and,
+ * while "run" is 1, keeps verified IO going from a few threads: each
+ * thread writes a pattern to its own part of the server's store, reads
+ * it back and compares.  The counters say how many write-read pairs
+ * passed, how many IOs failed and how many reads came back different.
+ *
+ *   insmod rtrs-test-clt.ko paths=ip:192.0.2.1@ip:192.0.2.2,ip:... \
+ *	    [sessname=...] [threads=4] [io_size=16384]
+ *   echo 1 > /sys/module/rtrs_test_clt/parameters/run
+ *   cat /sys/module/rtrs_test_clt/parameters/{ios,io_errors,verify_errors}
+ *   echo 0 > /sys/module/rtrs_test_clt/parameters/run
+ *
+ * It uses only rtrs.h.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "rtrs.h"
+#include "rtrs-test.h"
+
+#define TEST_MAX_PATHS	8
+#define TEST_MAX_THREADS	16
+
+static char *paths;
+module_param(paths, charp, 0444);
+MODULE_PARM_DESC(paths, "comma-separated paths, each [src@]dst");
+
+static char *sessname = "rtrs-test-clt";
+module_param(sessname, charp, 0444);
+MODULE_PARM_DESC(sessname, "session name (default: rtrs-test-clt)");
+
+static ushort port = RTRS_TEST_PORT;
+module_param(port, ushort, 0444);
+MODULE_PARM_DESC(port, "server port (default: 1234)");
+
+static uint threads = 4;
+module_param(threads, uint, 0444);
+MODULE_PARM_DESC(threads, "IO threads, 1 to 16 (default: 4)");
+
+static uint io_size = SZ_16K;
+module_param(io_size, uint, 0444);
+MODULE_PARM_DESC(io_size, "bytes per IO, 1 to 128 KiB (default: 16384)");
+
+static int max_reconnect_attempts = -1;
+module_param(max_reconnect_attempts, int, 0444);
+MODULE_PARM_DESC(max_reconnect_attempts,
+		 "reconnects of a path before giving up, -1 forever (default: -1)");
+
+static atomic64_t ios, io_errors, verify_errors;
+
+static int test_counter_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(kp->arg));
+}
+
+static const struct kernel_param_ops test_counter_ops = {
+	.get	= test_counter_get,
+};
+
+module_param_cb(ios, &test_counter_ops, &ios, 0444);
+MODULE_PARM_DESC(ios, "write-read pairs that passed");
+module_param_cb(io_errors, &test_counter_ops, &io_errors, 0444);
+MODULE_PARM_DESC(io_errors, "IOs that failed");
+module_param_cb(verify_errors, &test_counter_ops, &verify_errors, 0444);
+MODULE_PARM_DESC(verify_errors, "reads that differed from the write");
+
+static struct rtrs_clt_sess *test_clt;
+static struct task_struct *test_tasks[TEST_MAX_THREADS];
+/* Starting and stopping the threads. */
+static DEFINE_MUTEX(test_run_mutex);
+static bool test_running;
+
+struct test_io {
+	struct completion	done;
+	int			err;
+};
+
+static void test_conf(void *priv, int err)
+{
+	struct test_io *io = priv;
+
+	io->err = err;
+	complete(&io->done);
+}
+
+/* One IO, waited for; 0 or a negative errno. */
+static int test_do_io(int dir, u64 off, void *buf)
+{
+	struct rtrs_test_msg msg = {
+		.magic		= cpu_to_le32(RTRS_TEST_MAGIC),
+		.op		= cpu_to_le32(dir == WRITE ? RTRS_TEST_OP_STORE :
+						  RTRS_TEST_OP_FETCH),
+		.off		= cpu_to_le64(off),
+		.len		= cpu_to_le32(io_size),
+		.usr_len	= cpu_to_le32(sizeof(msg)),
+		.usr_csum	= cpu_to_le32(rtrs_test_csum(NULL, 0)),
+	};
+	struct kvec vec = { .iov_base = &msg, .iov_len = sizeof(msg) };
+	struct test_io io = { .err = 0 };
+	struct rtrs_clt_req_ops ops = { .priv = &io, .conf_fn = test_conf };
+	struct rtrs_permit *permit;
+	struct scatterlist sg;
+	int err;
+
+	init_completion(&io.done);
+	sg_init_one(&sg, buf, io_size);
+	permit = rtrs_clt_get_permit(test_clt, RTRS_IO_CON, RTRS_PERMIT_WAIT);
+	if (!permit)
+		return -EBUSY;
+	err = rtrs_clt_request(dir, &ops, test_clt, permit, &vec, 1, io_size,
+			       &sg, 1);
+	if (!err) {
+		wait_for_completion(&io.done);
+		err = io.err;
+	}
+	rtrs_clt_put_permit(test_clt, permit);
+	return err;
+}
+
+static void test_fill(u8 *buf, u64 off, u32 gen)
+{
+	u32 i;
+
+	for (i = 0; i < io_size; i++)
+		buf[i] = (u8)(off + i) ^ (u8)(gen * 131 + (i >> 8));
+}
+
+/* Write, read back, compare; 0 when the pair passed. */
+static int test_pair(u8 *wbuf, u8 *rbuf, u64 off, u32 gen)
+{
+	int err;
+
+	test_fill(wbuf, off, gen);
+	err = test_do_io(WRITE, off, wbuf);
+	if (!err)
+		err = test_do_io(READ, off, rbuf);
+	if (err) {
+		atomic64_inc(&io_errors);
+		pr_info_ratelimited("IO at %llu failed: %d\n", off, err);
+		return err;
+	}
+	if (memcmp(wbuf, rbuf, io_size)) {
+		atomic64_inc(&verify_errors);
+		pr_err_ratelimited("read at %llu differs from the write\n",
+				   off);
+		return -EIO;
+	}
+	atomic64_inc(&ios);
+	return 0;
+}
+
+static int test_thread(void *arg)
+{
+	unsigned long idx = (unsigned long)arg;
+	u64 region = RTRS_TEST_STORE_SIZE / threads;
+	u64 blocks = max_t(u64, region / io_size, 1);
+	u8 *wbuf, *rbuf;
+	u32 gen = 0;
+	u64 b = 0;
+
+	wbuf = kmalloc(io_size, GFP_KERNEL);
+	rbuf = kmalloc(io_size, GFP_KERNEL);
+	while (!kthread_should_stop()) {
+		if (!wbuf || !rbuf ||
+		    test_pair(wbuf, rbuf, idx * region + b * io_size, gen))
+			msleep(100);
+		if (++b == blocks) {
+			b = 0;
+			gen++;
+		}
+		cond_resched();
+	}
+	kfree(rbuf);
+	kfree(wbuf);
+	return 0;
+}
+
+static void test_stop(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < threads; i++) {
+		if (test_tasks[i])
+			kthread_stop(test_tasks[i]);
+		test_tasks[i] = NULL;
+	}
+	test_running = false;
+}
+
+static int test_start(void)
+{
+	unsigned long i;
+
+	for (i = 0; i < threads; i++) {
+		test_tasks[i] = kthread_run(test_thread, (void *)i,
+					    "rtrs-test-io/%lu", i);
+		if (IS_ERR(test_tasks[i])) {
+			test_tasks[i] = NULL;
+			test_stop();
+			return -ENOMEM;
+		}
+	}
+	test_running = true;
+	return 0;
+}
+
+static int test_run_set(const char *val, const struct kernel_param *kp)
+{
+	bool run;
+	int err;
+
+	err = kstrtobool(val, &run);
+	if (err)
+		return err;
+	mutex_lock(&test_run_mutex);
+	if (run && !test_running)
+		err = test_start();
+	else if (!run && test_running)
+		test_stop();
+	mutex_unlock(&test_run_mutex);
+	return err;
+}
+
+static int test_run_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(test_running));
+}
+
+static const struct kernel_param_ops test_run_ops = {
+	.set	= test_run_set,
+	.get	= test_run_get,
+};
+module_param_cb(run, &test_run_ops, NULL, 0644);
+MODULE_PARM_DESC(run, "1 keeps verified IO going, 0 stops it");
+
+static void test_link_ev(void *priv, enum rtrs_clt_link_ev ev)
+{
+	pr_info("%s: link event %s\n", sessname,
+		ev == RTRS_CLT_LINK_EV_RECONNECTED ? "reconnected" :
+						     "disconnected");
+}
+
+static int test_parse_paths(struct rtrs_addr *addrs,
+			    struct sockaddr_storage (*ss)[2])
+{
+	char *list, *cur, *tok;
+	int n = 0, err = 0;
+
+	if (!paths)
+		return -EINVAL;
+	list = kstrdup(paths, GFP_KERNEL);
+	if (!list)
+		return -ENOMEM;
+	cur = list;
+	while ((tok = strsep(&cur, ",")) && !err) {
+		if (!*tok)
+			continue;
+		if (n == TEST_MAX_PATHS) {
+			err = -E2BIG;
+			break;
+		}
+		addrs[n].src = &ss[n][0];
+		addrs[n].dst = &ss[n][1];
+		err = rtrs_addr_to_sockaddr(tok, strlen(tok), port, &addrs[n]);
+		n++;
+	}
+	kfree(list);
+	return err ?: (n ?: -EINVAL);
+}
+
+static int __init rtrs_test_clt_init(void)
+{
+	struct sockaddr_storage (*ss)[2];
+	struct rtrs_clt_ops ops = { .link_ev = test_link_ev };
+	struct rtrs_addr *addrs;
+	int n;
+
+	if (!threads || threads > TEST_MAX_THREADS || !io_size ||
+	    io_size > SZ_128K)
+		return -EINVAL;
+	addrs = kcalloc(TEST_MAX_PATHS, sizeof(*addrs), GFP_KERNEL);
+	ss = kcalloc(TEST_MAX_PATHS, sizeof(*ss), GFP_KERNEL);
+	n = addrs && ss ? test_parse_paths(addrs, ss) : -ENOMEM;
+	if (n > 0)
+		test_clt = rtrs_clt_open(&ops, sessname, addrs, n, port, 0, 1,
+					 max_reconnect_attempts, 0);
+	kfree(ss);
+	kfree(addrs);
+	if (n < 0)
+		return n;
+	return PTR_ERR_OR_ZERO(test_clt);
+}
+
+static void __exit rtrs_test_clt_exit(void)
+{
+	mutex_lock(&test_run_mutex);
+	test_stop();
+	mutex_unlock(&test_run_mutex);
+	rtrs_clt_close(test_clt);
+}
+
+module_init(rtrs_test_clt_init);
+module_exit(rtrs_test_clt_exit);
+
+MODULE_DESCRIPTION("rtrs test client: verified IO over a session");
+MODULE_LICENSE("GPL");
