@@ -192,6 +192,21 @@ guest --name multipath --kernel test --script "$E/multipath.sh" --timeout 1200 \
 guest_pair two-guests "$E/two-guests.sh"
 guest --name stock --kernel stock --script "$E/stock.sh" --mem 1024 --timeout 300
 
+# rnbd from Linux 6.1, unmodified, built on our modules for both kernels,
+# and run on them in the test kernel.
+rtrs_log "rnbd: build against both kernels, then its guest"
+for k in test:"$KDIR_TEST" stock:"$KDIR_STOCK"; do
+	if "$H/rnbd.sh" "${k#*:}" "$RTRS_TOP/build/${k%%:*}" \
+		>"$RTRS_RESULTS/build-rnbd-${k%%:*}.log" 2>&1; then
+		record PASS "build/rnbd-${k%%:*}"
+	else
+		record FAIL "build/rnbd-${k%%:*}" "$(tail -n 1 "$RTRS_RESULTS/build-rnbd-${k%%:*}.log")"
+	fi
+done
+[ -f "$RTRS_TOP/build/test/rnbd/rnbd-client.ko" ] &&
+	guest --name rnbd --kernel test --script "$E/rnbd.sh" --timeout 1200 \
+		--env "RNBD_CYCLES=${RNBD_CYCLES:-20}"
+
 # ---- results -----------------------------------------------------------
 
 # One result per KUnit case: the indented "ok"/"not ok" lines of a suite.

@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# rnbd on our transport, sourced by guest scenarios: load the modules, map
+# and unmap remote devices through rnbd-client's sysfs.
+
+RNBD_CTL=/sys/class/rnbd-client/ctl
+
+# rnbd_load BUILD_DIR: our rtrs modules and the rnbd built on them
+# (tests/harness/rnbd.sh), by path: the mainline modules of the same names
+# in /lib/modules must not be the ones that load.
+rnbd_load() {
+	local m
+	modprobe -a ib_core rdma_cm || return 1
+	for m in rtrs-core rtrs-server rtrs-client rnbd/rnbd-server rnbd/rnbd-client; do
+		insmod "$1/$m.ko" || { echo "insmod $m.ko failed"; return 1; }
+	done
+}
+
+# rnbd_unload: in reverse order.
+rnbd_unload() {
+	local m
+	for m in rnbd-client rnbd-server rtrs-client rtrs-server rtrs-core; do
+		rmmod "$m" || { echo "rmmod $m failed"; return 1; }
+	done
+}
+
+# rnbd_map SESSNAME DEVICE_PATH PATH...: map the server's DEVICE_PATH over
+# a session of one path per PATH ("ip:SRC@ip:DST"); prints the name of the
+# new block device (rnbd0, ...).
+rnbd_map() {
+	local sess=$1 dev=$2 opts p link
+	shift 2
+	opts="sessname=$sess"
+	for p; do
+		opts+=" path=$p"
+	done
+	opts+=" device_path=$dev"
+	echo "$opts" >"$RNBD_CTL/map_device" || return 1
+	# rnbd-client links the disk as <device path, '/' as '!'>@<session>.
+	link=$RNBD_CTL/devices/${dev//\//!}@$sess
+	[ -L "$link" ] || { echo "rnbd_map: no $link" >&2; return 1; }
+	p=$(basename "$(readlink -f "$link")")
+	[ -b "/dev/$p" ] || { echo "rnbd_map: no /dev/$p" >&2; return 1; }
+	echo "$p"
+}
+
+# rnbd_unmap NAME: unmap block device NAME (rnbd0, ...) and wait until it
+# is gone.
+rnbd_unmap() {
+	echo normal >"/sys/block/$1/rnbd/unmap_device" || return 1
+	for _ in $(seq 50); do
+		[ -e "/sys/block/$1" ] || return 0
+		sleep 0.1
+	done
+	echo "rnbd_unmap: /sys/block/$1 still there" >&2
+	return 1
+}
