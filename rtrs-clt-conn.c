@@ -496,6 +496,14 @@ int rtrs_clt_con_post_recvs(struct rtrs_clt_con *con)
 	u32 i;
 	int err;
 
+	/*
+	 * The admin connection's queues were sized before the server told
+	 * its queue depth: keep posted only what the session's requests and
+	 * heartbeats can consume.
+	 */
+	con->recv_num = min(con->recv_num, RTRS_CLT_RECV_PER_IO *
+			    path->queue_depth + RTRS_CLT_WR_EXTRA - 1);
+
 	if (!(path->flags & RTRS_MSG_NEW_RKEY_F)) {
 		for (i = 0; i < con->recv_num; i++) {
 			err = rtrs_post_recv_empty(&con->c, &con->recv_cqe);
