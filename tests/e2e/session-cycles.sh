@@ -31,29 +31,6 @@ CYCLE_SRV_ARGS="sess_queue_depth=16 max_chunk_size=8192"
 ONE_CLOSE_SLACK=$((8 * MIB))
 CYCLES_SLACK=$((4 * MIB))
 
-# figure TEXT...: a measured figure, kept in the results and shown.
-figure() {
-	echo "$*" >>"$RESULTS/figures"
-	echo "$*"
-}
-
-# meminfo FIELD: a /proc/meminfo value in KiB.
-meminfo() {
-	awk -v f="$1:" '$1 == f { print $2 }' /proc/meminfo
-}
-
-# mem_snapshot FREE SLAB VMALLOC: set the named variables to MemFree,
-# Slab and VmallocUsed in KiB, caches dropped first.
-mem_snapshot() {
-	sync
-	echo 3 >/proc/sys/vm/drop_caches
-	sleep 1
-	printf -v "$1" %s "$(meminfo MemFree)"
-	printf -v "$2" %s "$(meminfo Slab)"
-	printf -v "$3" %s "$(meminfo VmallocUsed)"
-	[ "${!1:-0}" -gt 0 ] && [ "${!2:-0}" -gt 0 ] && [ "${!3:-0}" -gt 0 ]
-}
-
 # load_server ARGS...: (re)load rtrs-server with ARGS and the test server.
 load_server() {
 	insmod "$b/rtrs-server.ko" "$@" && insmod "$b/tests/user/rtrs-test-srv.ko"
