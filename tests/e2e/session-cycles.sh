@@ -2,7 +2,7 @@
 #
 # Scenario (test kernel, one guest): what a session costs and that it all
 # comes back.  Our client against our server over two rxe devices on a
-# veth pair, driven by tests/user/rtrs-test-clt.ko, which checks data both
+# veth pair, driven by tests/user/rtrs-test-cycles.ko, which checks data both
 # ways in every session it opens:
 #
 #  - memory per session at the server's default queue depth: the figures,
@@ -40,7 +40,7 @@ unload_server() {
 	rmmod rtrs-test-srv && rmmod rtrs-server
 }
 
-# session_memory: open one session, held by rtrs-test-clt, at the server's
+# session_memory: open one session, held by rtrs-test-cycles, at the server's
 # default queue depth; print what it took and what its close left.
 session_memory() {
 	local free0 slab0 vm0 free1 slab1 vm1 free2 slab2 vm2
@@ -50,12 +50,12 @@ session_memory() {
 	chunk=$(( $(cat /sys/module/rtrs_server/parameters/max_chunk_size) / 1024 ))
 	# A first session creates what outlives it: the server's CQ pool on
 	# the device (4 MiB of rxe queues), allocator caches.
-	insmod "$b/tests/user/rtrs-test-clt.ko" cycles=1 && rmmod rtrs-test-clt ||
+	insmod "$b/tests/user/rtrs-test-cycles.ko" cycles=1 && rmmod rtrs-test-cycles ||
 		return 1
 	mem_snapshot free0 slab0 vm0 || return 1
-	insmod "$b/tests/user/rtrs-test-clt.ko" cycles=0 hold=1 || return 1
+	insmod "$b/tests/user/rtrs-test-cycles.ko" cycles=0 hold=1 || return 1
 	mem_snapshot free1 slab1 vm1 || return 1
-	rmmod rtrs-test-clt || return 1
+	rmmod rtrs-test-cycles || return 1
 	mem_snapshot free2 slab2 vm2 || return 1
 
 	used=$((free0 - free1))
@@ -78,13 +78,13 @@ session_memory() {
 		{ echo "close left $((free0 - free2)) KiB > $ONE_CLOSE_SLACK KiB"; return 1; }
 }
 
-# cycles N: N cycles of rtrs-test-clt; print their times.
+# cycles N: N cycles of rtrs-test-cycles; print their times.
 cycles() {
-	insmod "$b/tests/user/rtrs-test-clt.ko" cycles="$1" || return 1
-	figure "$1 cycles: $(($(cat /sys/module/rtrs_test_clt/parameters/open_us) / $1)) us" \
-		"open, $(($(cat /sys/module/rtrs_test_clt/parameters/close_us) / $1)) us close" \
+	insmod "$b/tests/user/rtrs-test-cycles.ko" cycles="$1" || return 1
+	figure "$1 cycles: $(($(cat /sys/module/rtrs_test_cycles/parameters/open_us) / $1)) us" \
+		"open, $(($(cat /sys/module/rtrs_test_cycles/parameters/close_us) / $1)) us close" \
 		"on average"
-	rmmod rtrs-test-clt
+	rmmod rtrs-test-cycles
 }
 
 # open_close_cycles N: N cycles in two halves; fail when the second half

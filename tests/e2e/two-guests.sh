@@ -52,7 +52,7 @@ else
 fi
 
 # Our modules over IPv6: the client opens, checks data both ways and
-# closes two sessions (tests/user/rtrs-test-clt.ko); the server serves
+# closes two sessions (tests/user/rtrs-test-cycles.ko); the server serves
 # until it has seen that many IOs and no session is left.
 b=$(rtrs_build_dir)
 modprobe -a ib_core rdma_cm
@@ -65,7 +65,7 @@ served() {
 }
 
 io_failed() {
-	dmesg | grep -q "rtrs_test_clt: cycle .*IO failed"
+	dmesg | grep -q "rtrs_test_cycles: cycle .*IO failed"
 }
 
 # What one session at the server's default queue depth costs this side:
@@ -101,14 +101,14 @@ served_held() {
 }
 
 hold_open() {
-	insmod "$b/tests/user/rtrs-test-clt.ko" cycles=0 hold=1 \
+	insmod "$b/tests/user/rtrs-test-cycles.ko" cycles=0 hold=1 \
 		server="ip:$CLIENT6@ip:$SERVER6"
 }
 
 # The server measures while the client holds the session for 20 s.
 hold_close() {
 	sleep 20
-	rmmod rtrs-test-clt
+	rmmod rtrs-test-cycles
 }
 
 if [ "$RTRS_ROLE" = server ]; then
@@ -122,11 +122,11 @@ if [ "$RTRS_ROLE" = server ]; then
 else
 	check "load rtrs-client" insmod "$b/rtrs-client.ko"
 	check "IPv6 sessions with data checked" retry_until 180 \
-		insmod "$b/tests/user/rtrs-test-clt.ko" cycles=2 \
+		insmod "$b/tests/user/rtrs-test-cycles.ko" cycles=2 \
 		server="ip:$CLIENT6@ip:$SERVER6"
 	# Retries are for a server not yet up; an IO may not have failed.
 	check "no IPv6 IO failed, even in a retry" not io_failed
-	check "unload rtrs-test-clt" rmmod rtrs-test-clt
+	check "unload rtrs-test-cycles" rmmod rtrs-test-cycles
 	# Give the server time to take its reading without the session.
 	sleep 10
 	check "memory of one session, client side" \

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * rtrs test client: opens sessions to the test server (rtrs-test-srv.ko),
+ * rtrs test cycles: opens sessions to the test server (rtrs-test-srv.ko),
  * checks that each carries data both ways, and closes them, while the
  * module loads.  Loading fails when anything went wrong, so a scenario
  * only checks insmod.  It uses only rtrs.h, like the test server.
@@ -10,7 +10,7 @@
  *   cycles=N		open, IO, close this many times
  *   hold=1		then open one more session and keep it until unload
  *
- * What it measured is in /sys/module/rtrs_test_clt/parameters/.
+ * What it measured is in /sys/module/rtrs_test_cycles/parameters/.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -89,7 +89,7 @@ static struct rtrs_clt_sess *test_open(void)
 		pr_err("bad server address '%s': %d\n", server, err);
 		return ERR_PTR(err);
 	}
-	return rtrs_clt_open(&test_clt_ops, "rtrs-test-clt", &addr, 1, port,
+	return rtrs_clt_open(&test_clt_ops, "rtrs-test-cycles", &addr, 1, port,
 			     0, 1, 0, 0);
 }
 
@@ -184,7 +184,7 @@ static int test_cycle(u32 n, u8 *out, u8 *in, bool keep)
 	return err;
 }
 
-static int __init rtrs_test_clt_init(void)
+static int __init rtrs_test_cycles_init(void)
 {
 	ktime_t t0 = ktime_get();
 	u8 *out, *in;
@@ -217,14 +217,14 @@ free:
 	return err;
 }
 
-static void __exit rtrs_test_clt_exit(void)
+static void __exit rtrs_test_cycles_exit(void)
 {
 	if (held)
 		rtrs_clt_close(held);
 }
 
-module_init(rtrs_test_clt_init);
-module_exit(rtrs_test_clt_exit);
+module_init(rtrs_test_cycles_init);
+module_exit(rtrs_test_cycles_exit);
 
 MODULE_DESCRIPTION("rtrs test client: sessions to the test server, data checked");
 MODULE_LICENSE("GPL");
