@@ -3,7 +3,8 @@
 # rtrs: RDMA transport, out-of-tree build.
 #
 #   make [KDIR=<kernel build dir>] [W=1]   build the modules
-#   make check                             build everything, run all tests
+#   make check [RTRS_CYCLES=N]             build everything, run all tests
+#                                          (N open/close cycles, default 1000)
 #   make run                               the main job (see README.md)
 #   make clean                             remove what the above made
 #

@@ -193,28 +193,14 @@ static int rtrs_clt_con_route_resolved(struct rtrs_clt_con *con)
 
 /* What the connection response of the admin connection teaches. */
 static int rtrs_clt_path_learn(struct rtrs_clt_path *path,
-			       const struct rtrs_msg_conn_rsp *msg)
+			       const struct rtrs_clt_limits *lim)
 {
-	u32 qd = le16_to_cpu(msg->queue_depth);
-	u32 io = le32_to_cpu(msg->max_io_size);
-	u32 hdr = le32_to_cpu(msg->max_hdr_size);
-	unsigned int off_bits = rtrs_imm_off_bits(qd);
-	u64 chunk = (u64)io + hdr;
-
-	if (!io || hdr < sizeof(struct rtrs_msg_rdma_read) +
-	    sizeof(struct rtrs_sg_desc) || hdr > RTRS_CLT_MAX_HDR_SIZE ||
-	    chunk > BIT_ULL(off_bits) || chunk * qd > U32_MAX) {
-		pr_err_ratelimited("%s: bad limits from server: queue depth %u, max IO %u, max header %u\n",
-				   path->s.sessname, qd, io, hdr);
-		return -EPROTO;
-	}
-
-	path->queue_depth = qd;
-	path->max_io_size = io;
-	path->max_hdr_size = hdr;
-	path->chunk_size = chunk;
-	path->off_bits = off_bits;
-	path->flags = le32_to_cpu(msg->flags);
+	path->queue_depth = lim->queue_depth;
+	path->max_io_size = lim->max_io_size;
+	path->max_hdr_size = lim->max_hdr_size;
+	path->chunk_size = lim->chunk_size;
+	path->off_bits = lim->off_bits;
+	path->flags = lim->flags;
 	return rtrs_clt_sess_set_limits(path);
 }
 
@@ -223,36 +209,18 @@ static int rtrs_clt_con_check_rsp(struct rtrs_clt_con *con,
 				  u8 len)
 {
 	struct rtrs_clt_path *path = to_clt_path(con->c.path);
-	u16 qd;
+	struct rtrs_clt_limits lim;
+	int err;
 
-	if (!msg || len < sizeof(*msg) ||
-	    le16_to_cpu(msg->magic) != RTRS_MAGIC ||
-	    le16_to_cpu(msg->version) >> 8 != RTRS_PROTO_VER_MAJOR) {
-		pr_err_ratelimited("%s: malformed connection response\n",
-				   path->s.sessname);
-		return -EPROTO;
+	/* Connections after the first must offer the first one's depth. */
+	err = rtrs_clt_check_conn_rsp(msg, len,
+				      con->c.cid ? path->queue_depth : 0, &lim);
+	if (err) {
+		pr_err_ratelimited("%s: connection %u: bad connection response: %pe\n",
+				   path->s.sessname, con->c.cid, ERR_PTR(err));
+		return err;
 	}
-	if (msg->errno) {
-		pr_err_ratelimited("%s: server accepted with error %d\n",
-				   path->s.sessname,
-				   (s16)le16_to_cpu(msg->errno));
-		return -EPROTO;
-	}
-	qd = le16_to_cpu(msg->queue_depth);
-	if (!qd) {
-		pr_err_ratelimited("%s: server offers queue depth 0\n",
-				   path->s.sessname);
-		return -EPROTO;
-	}
-	if (!con->c.cid)
-		return rtrs_clt_path_learn(path, msg);
-	if (qd != path->queue_depth) {
-		pr_err_ratelimited("%s: queue depth %u on connection %u, %u on the first\n",
-				   path->s.sessname, qd, con->c.cid,
-				   path->queue_depth);
-		return -EPROTO;
-	}
-	return 0;
+	return con->c.cid ? 0 : rtrs_clt_path_learn(path, &lim);
 }
 
 static int rtrs_clt_con_established(struct rtrs_clt_con *con,
@@ -503,6 +471,14 @@ int rtrs_clt_con_post_recvs(struct rtrs_clt_con *con)
 	struct rtrs_clt_path *path = to_clt_path(con->c.path);
 	u32 i;
 	int err;
+
+	/*
+	 * The admin connection's queues were sized before the server told
+	 * its queue depth: keep posted only what the session's requests and
+	 * heartbeats can consume.
+	 */
+	con->recv_num = min(con->recv_num, RTRS_CLT_RECV_PER_IO *
+			    path->queue_depth + RTRS_CLT_WR_EXTRA - 1);
 
 	if (!(path->flags & RTRS_MSG_NEW_RKEY_F)) {
 		for (i = 0; i < con->recv_num; i++) {

@@ -399,12 +399,13 @@ static bool rtrs_clt_rsp_invalidated(struct rtrs_clt_con *con,
 
 static int rtrs_clt_io_rsp(struct rtrs_clt_con *con, u32 imm)
 {
-	struct rtrs_clt_io_req *req;
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	struct rtrs_clt_io_req *req = NULL;
 	u32 msg_id;
 	int errno;
 
-	rtrs_io_rsp_decode(rtrs_imm_payload(imm), &msg_id, &errno);
-	req = rtrs_clt_rsp_req(con, msg_id);
+	if (!rtrs_clt_check_io_rsp(imm, path->queue_depth, &msg_id, &errno))
+		req = rtrs_clt_rsp_req(con, msg_id);
 	if (!req) {
 		rtrs_clt_proto_error(con, "answer to no request", imm);
 		return -EPROTO;
@@ -484,26 +485,22 @@ static int rtrs_clt_process_rkey_rsp(struct rtrs_clt_con *con,
 				     struct rtrs_iu *iu, struct ib_wc *wc)
 {
 	struct rtrs_clt_path *path = to_clt_path(con->c.path);
-	const struct rtrs_msg_rkey_rsp *msg = iu->buf;
 	u32 imm = be32_to_cpu(wc->ex.imm_data);
 	struct rtrs_clt_io_req *req;
-	u32 msg_id;
+	u32 msg_id, rkey;
 	int errno;
 
-	if (wc->byte_len < sizeof(*msg) ||
-	    le16_to_cpu(msg->type) != RTRS_MSG_RKEY_RSP ||
-	    (rtrs_imm_type(imm) != RTRS_IO_RSP_IMM &&
-	     rtrs_imm_type(imm) != RTRS_IO_RSP_W_INV_IMM)) {
+	if (rtrs_clt_check_rkey_rsp(iu->buf, wc->byte_len, imm,
+				    path->queue_depth, &msg_id, &errno, &rkey)) {
 		rtrs_clt_proto_error(con, "malformed rkey answer", imm);
 		return -EPROTO;
 	}
-	rtrs_io_rsp_decode(rtrs_imm_payload(imm), &msg_id, &errno);
 	req = rtrs_clt_rsp_req(con, msg_id);
-	if (!req || le16_to_cpu(msg->buf_id) != msg_id) {
+	if (!req) {
 		rtrs_clt_proto_error(con, "rkey answer to no request", imm);
 		return -EPROTO;
 	}
-	path->rbufs[msg_id].rkey = le32_to_cpu(msg->rkey);
+	path->rbufs[msg_id].rkey = rkey;
 	rtrs_clt_req_answered(req, errno, rtrs_clt_rsp_invalidated(con, req, imm));
 	return 0;
 }

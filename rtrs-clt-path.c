@@ -76,53 +76,6 @@ static void rtrs_clt_info_req_done(struct ib_cq *cq, struct ib_wc *wc)
 	rtrs_clt_path_error(to_clt_path(con->c.path));
 }
 
-/* Check one chunk descriptor and fill the chunks it holds from *@chunk. */
-static int rtrs_clt_info_desc(struct rtrs_clt_path *path,
-			      const struct rtrs_sg_desc *desc, u32 *chunk)
-{
-	u64 addr = le64_to_cpu(desc->addr);
-	u32 len = le32_to_cpu(desc->len);
-	u32 rkey = le32_to_cpu(desc->key);
-	u32 n = len / path->chunk_size;
-
-	if (!len || len % path->chunk_size ||
-	    n > path->queue_depth - *chunk)
-		return -EPROTO;
-
-	for (; n; n--, (*chunk)++, addr += path->chunk_size) {
-		path->rbufs[*chunk].addr = addr;
-		path->rbufs[*chunk].rkey = rkey;
-	}
-	return 0;
-}
-
-/*
- * The descriptors must cover the chunks exactly: each a whole multiple of
- * the chunk size, together queue depth chunks, as many as divide the queue
- * depth.
- */
-static int rtrs_clt_info_parse(struct rtrs_clt_path *path,
-			       const struct rtrs_msg_info_rsp *msg, u32 len)
-{
-	u32 sg_cnt, chunk = 0, i;
-	int err;
-
-	if (len < sizeof(*msg) ||
-	    le16_to_cpu(msg->type) != RTRS_MSG_INFO_RSP)
-		return -EPROTO;
-	sg_cnt = le16_to_cpu(msg->sg_cnt);
-	if (!sg_cnt || path->queue_depth % sg_cnt ||
-	    len < struct_size(msg, desc, sg_cnt))
-		return -EPROTO;
-
-	for (i = 0; i < sg_cnt; i++) {
-		err = rtrs_clt_info_desc(path, &msg->desc[i], &chunk);
-		if (err)
-			return err;
-	}
-	return chunk == path->queue_depth ? 0 : -EPROTO;
-}
-
 static void rtrs_clt_info_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rtrs_clt_con *con = rtrs_clt_wc_con(wc);
@@ -143,7 +96,8 @@ static void rtrs_clt_info_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	ib_dma_sync_single_for_cpu(path->s.dev->ib_dev, iu->dma_addr,
 				   iu->size, DMA_FROM_DEVICE);
-	err = rtrs_clt_info_parse(path, iu->buf, wc->byte_len);
+	err = rtrs_clt_check_info_rsp(iu->buf, wc->byte_len, path->queue_depth,
+				      path->chunk_size, path->rbufs);
 	if (err)
 		pr_err_ratelimited("%s: malformed path info from server\n",
 				   path->s.sessname);

@@ -486,4 +486,32 @@ void rtrs_clt_path_dev_init(struct rtrs_clt_path *path);
 int rtrs_clt_path_dev_add(struct rtrs_clt_path *path);
 void rtrs_clt_path_dev_del(struct rtrs_clt_path *path);
 
+/**
+ * struct rtrs_clt_limits - what a connection response tells of a path
+ * @queue_depth: number of chunks, and so of requests in flight
+ * @max_io_size: largest data length of a request
+ * @max_hdr_size: header room of a chunk
+ * @chunk_size: @max_io_size + @max_hdr_size
+ * @off_bits: rtrs_imm_off_bits() of @queue_depth
+ * @flags: %RTRS_MSG_NEW_RKEY_F or not
+ */
+struct rtrs_clt_limits {
+	u32		queue_depth;
+	u32		max_io_size;
+	u32		max_hdr_size;
+	u32		chunk_size;
+	unsigned int	off_bits;
+	u32		flags;
+};
+
+/* rtrs-clt-validate.c: checks of what the server sends. */
+int rtrs_clt_check_conn_rsp(const void *data, size_t len, u32 queue_depth,
+			    struct rtrs_clt_limits *lim);
+int rtrs_clt_check_info_rsp(const void *buf, size_t len, u32 queue_depth,
+			    u32 chunk_size, struct rtrs_rbuf *rbufs);
+int rtrs_clt_check_io_rsp(u32 imm, u32 queue_depth, u32 *msg_id, int *errno);
+int rtrs_clt_check_rkey_rsp(const void *buf, size_t len, u32 imm,
+			    u32 queue_depth, u32 *msg_id, int *errno,
+			    u32 *rkey);
+
 #endif /* RTRS_CLT_H */

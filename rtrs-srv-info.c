@@ -81,7 +81,12 @@ void rtrs_srv_path_down(struct rtrs_srv_path *path)
 	mutex_unlock(&sess->ev_mutex);
 }
 
-/* Is @name the name of a path of another session? */
+/*
+ * Is @name the name of a live path of another session?  A path being
+ * closed no longer counts: a client that closes a session and opens it
+ * again at once must not find its name held by the old session, whose
+ * teardown the server runs on its own time.
+ */
 static bool rtrs_srv_name_taken(struct rtrs_srv_path *path, const char *name)
 {
 	struct rtrs_srv_ctx *ctx = path->sess->ctx;
@@ -94,8 +99,14 @@ static bool rtrs_srv_name_taken(struct rtrs_srv_path *path, const char *name)
 		if (sess == path->sess)
 			continue;
 		mutex_lock(&sess->paths_mutex);
-		list_for_each_entry(p, &sess->paths_list, entry)
+		list_for_each_entry(p, &sess->paths_list, entry) {
+			enum rtrs_srv_state state = rtrs_srv_path_state(p);
+
+			if (state != RTRS_SRV_CONNECTING &&
+			    state != RTRS_SRV_CONNECTED)
+				continue;
 			taken |= !strcmp(p->s.sessname, name);
+		}
 		mutex_unlock(&sess->paths_mutex);
 		if (taken)
 			break;

@@ -205,9 +205,15 @@ static void rtrs_srv_put_sess(struct rtrs_srv_sess *sess)
 
 /* Connections. */
 
+/*
+ * The CM id goes between the QP and the connection: until
+ * rdma_destroy_id() returns, an event of the id may still run
+ * rtrs_srv_cm_handler(), which finds the connection through the id.
+ */
 static void rtrs_srv_free_con(struct rtrs_srv_con *con)
 {
 	rtrs_cq_qp_destroy(&con->c);
+	rdma_destroy_id(con->c.cm_id);
 	kfree(con);
 }
 
@@ -474,13 +480,10 @@ static void rtrs_srv_destroy_cons(struct rtrs_srv_path *path)
 
 	for (cid = 0; cid < path->s.con_num; cid++) {
 		struct rtrs_con *c = path->s.con[cid];
-		struct rdma_cm_id *cm_id;
 
 		if (!c)
 			continue;
-		cm_id = c->cm_id;
 		rtrs_srv_free_con(to_srv_con(c));
-		rdma_destroy_id(cm_id);
 		path->s.con[cid] = NULL;
 	}
 }

@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Scenario (test kernel, two guests joined by a QEMU socket netdev): rxe on
-# each side's NIC, and RDMA traffic between the guests: rping over RDMA CM
-# and a perftest RDMA WRITE bandwidth run.  RTRS_ROLE says which side
+# each side's NIC, and RDMA traffic between the guests: rping over RDMA CM,
+# a perftest RDMA WRITE bandwidth run, and sessions of our client to our
+# server over IPv6 with their data checked.  RTRS_ROLE says which side
 # this is.
 
 SERVER=203.0.113.1
 CLIENT=203.0.113.2
+SERVER6=2001:db8:1::1
+CLIENT6=2001:db8:1::2
 
 case "$RTRS_ROLE" in
 server) me=$SERVER ;;
@@ -15,6 +18,10 @@ client) me=$CLIENT ;;
 esac
 
 ip addr add "$me/24" dev eth0
+case "$RTRS_ROLE" in
+server) ip addr add "$SERVER6/64" dev eth0 nodad ;;
+client) ip addr add "$CLIENT6/64" dev eth0 nodad ;;
+esac
 ip link set eth0 up
 check "rxe on eth0" rxe_add rxe0 eth0
 
@@ -43,3 +50,88 @@ else
 	check "ib_write_bw client" retry_until 180 timeout 40 \
 		ib_write_bw -R -d rxe0 -s 65536 -n 200 "$SERVER"
 fi
+
+# Our modules over IPv6: the client opens, checks data both ways and
+# closes two sessions (tests/user/rtrs-test-cycles.ko); the server serves
+# until it has seen that many IOs and no session is left.
+b=$(rtrs_build_dir)
+modprobe -a ib_core rdma_cm
+check "load rtrs-core" insmod "$b/rtrs-core.ko"
+
+# served N: the test server answered N IOs and holds no session.
+served() {
+	local p=/sys/module/rtrs_test_srv/parameters
+	[ "$(cat $p/ios_served)" -ge "$1" ] && [ "$(cat $p/sessions_connected)" -eq 0 ]
+}
+
+io_failed() {
+	dmesg | grep -q "rtrs_test_cycles: cycle .*IO failed"
+}
+
+# What one session at the server's default queue depth costs this side:
+# memory_of_session WHEN_UP WHEN_DOWN, each a command that returns once
+# the session is up, or gone.
+memory_of_session() {
+	local free0 slab0 vm0 free1 slab1 vm1 free2 slab2 vm2 MIB=1024
+
+	mem_snapshot free0 slab0 vm0 || return 1
+	"$1" || return 1
+	mem_snapshot free1 slab1 vm1 || return 1
+	"$2" || return 1
+	mem_snapshot free2 slab2 vm2 || return 1
+	figure "$RTRS_ROLE: one session: $(((free0 - free1) / MIB)) MiB" \
+		"($((free0 - free1)) KiB): slab $(((slab1 - slab0) / MIB)) MiB," \
+		"vmalloc $(((vm1 - vm0) / MIB)) MiB, other $(((free0 - free1 -
+		slab1 + slab0 - vm1 + vm0) / MIB)) MiB"
+	figure "$RTRS_ROLE: after close: $((free0 - free2)) KiB not yet back"
+	[ $((free0 - free1)) -gt 0 ]
+}
+
+held_up() {
+	retry_until 120 served_held 1
+}
+
+held_gone() {
+	retry_until 120 served_held 0
+}
+
+# served_held N: the test server holds N sessions.
+served_held() {
+	[ "$(cat /sys/module/rtrs_test_srv/parameters/sessions_connected)" -eq "$1" ]
+}
+
+hold_open() {
+	insmod "$b/tests/user/rtrs-test-cycles.ko" cycles=0 hold=1 \
+		server="ip:$CLIENT6@ip:$SERVER6"
+}
+
+# The server measures while the client holds the session for 20 s.
+hold_close() {
+	sleep 20
+	rmmod rtrs-test-cycles
+}
+
+if [ "$RTRS_ROLE" = server ]; then
+	check "load rtrs-server" insmod "$b/rtrs-server.ko"
+	check "load rtrs-test-srv" insmod "$b/tests/user/rtrs-test-srv.ko"
+	check "IPv6 sessions served" retry_until 240 served 4
+	check "memory of one session, server side" \
+		memory_of_session held_up held_gone
+	check "unload rtrs-test-srv" rmmod rtrs-test-srv
+	check "unload rtrs-server" rmmod rtrs-server
+else
+	check "load rtrs-client" insmod "$b/rtrs-client.ko"
+	check "IPv6 sessions with data checked" retry_until 180 \
+		insmod "$b/tests/user/rtrs-test-cycles.ko" cycles=2 \
+		server="ip:$CLIENT6@ip:$SERVER6"
+	# Retries are for a server not yet up; an IO may not have failed.
+	check "no IPv6 IO failed, even in a retry" not io_failed
+	check "unload rtrs-test-cycles" rmmod rtrs-test-cycles
+	# Give the server time to take its reading without the session.
+	sleep 10
+	check "memory of one session, client side" \
+		memory_of_session hold_open hold_close
+	check "unload rtrs-client" rmmod rtrs-client
+fi
+[ -f "$RESULTS/figures" ] && cat "$RESULTS/figures"
+check "unload rtrs-core" rmmod rtrs-core

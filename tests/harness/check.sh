@@ -187,8 +187,13 @@ rtrs_log "guests"
 guest --name kunit --kernel test --script "$E/kunit.sh" --timeout 600
 guest --name rxe-pair --kernel test --script "$E/rxe-pair.sh" --timeout 400
 guest --name session --kernel test --script "$E/session.sh" --timeout 900
-guest --name multipath --kernel test --script "$E/multipath.sh" --timeout 1200 \
-	--env MPATH_CYCLES="${MPATH_CYCLES:-100}"
+# Memory per session and RTRS_CYCLES open/close cycles (make check
+# RTRS_CYCLES=N; about 0.4 s a cycle under TCG, twice that on a busy host).
+guest --name session-cycles --kernel test --script "$E/session-cycles.sh" \
+	--env "RTRS_CYCLES=${RTRS_CYCLES:-1000}" --timeout 2400
+# Two paths under verified IO; MPATH_CYCLES remove/add cycles of a path.
+guest --name multipath --kernel test --script "$E/multipath.sh" --timeout 1500 \
+	--env MPATH_CYCLES="${MPATH_CYCLES:-20}"
 guest_pair two-guests "$E/two-guests.sh"
 guest --name stock --kernel stock --script "$E/stock.sh" --mem 1024 --timeout 300
 

@@ -74,3 +74,26 @@ rxe_add() {
 	echo "rxe_add: $1 on $2 never became ACTIVE" >&2
 	return 1
 }
+
+# figure TEXT...: a measured figure, kept in the results and shown.
+figure() {
+	echo "$*" >>"$RESULTS/figures"
+	echo "$*"
+}
+
+# meminfo FIELD: a /proc/meminfo value in KiB.
+meminfo() {
+	awk -v f="$1:" '$1 == f { print $2 }' /proc/meminfo
+}
+
+# mem_snapshot FREE SLAB VMALLOC: set the named variables to MemFree,
+# Slab and VmallocUsed in KiB, caches dropped first.
+mem_snapshot() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	sleep 1
+	printf -v "$1" %s "$(meminfo MemFree)"
+	printf -v "$2" %s "$(meminfo Slab)"
+	printf -v "$3" %s "$(meminfo VmallocUsed)"
+	[ "${!1:-0}" -gt 0 ] && [ "${!2:-0}" -gt 0 ] && [ "${!3:-0}" -gt 0 ]
+}

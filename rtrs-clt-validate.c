@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rtrs: RDMA transport, client checks of what the server sends.
+ *
+ * Everything a server puts on the wire passes one of these functions
+ * before the client uses it: the connection response's private data, the
+ * INFO_RSP with the server's chunks, the immediate data of an IO response
+ * and the RKEY_RSP of always-invalidate.  They are pure: they read the
+ * bytes and the limits they are given, write only their output arguments,
+ * take no lock and log nothing.  The caller logs one rate-limited line and
+ * fails the connection or the path.
+ *
+ * Errors, so that a test can tell which rule a message broke:
+ *  -EMSGSIZE	a message is shorter than its layout
+ *  -EPROTO	a magic, type or count the protocol does not allow here, or
+ *		two fields that disagree
+ *  -EPROTONOSUPPORT	another major protocol version
+ *  -EREMOTEIO	a connection accepted with an errno set
+ *  -ERANGE	a size, index or length outside the limits
+ *
+ * The KUnit suite tests/kunit/rtrs-clt-validate-test.c includes this file,
+ * so none of it is exported.
+ */
+#include <linux/bits.h>
+#include <linux/errno.h>
+#include <linux/kernel.h>
+#include <linux/overflow.h>
+
+#include "rtrs-clt.h"
+
+/**
+ * rtrs_clt_check_conn_rsp() - check the private data of a connection
+ *	response and take the server's limits
+ * @data: the private data; may be NULL when @len is 0
+ * @len: its length
+ * @queue_depth: the queue depth the path's first connection learned, or 0
+ *	for the first connection
+ * @lim: where the limits go
+ *
+ * The magic and the protocol's major version must be ours (any minor is
+ * accepted), the errno 0.  The queue depth must not be 0, and must equal
+ * @queue_depth when that is set.  The header room must hold a READ header
+ * with one descriptor and be at most %RTRS_CLT_MAX_HDR_SIZE, the IO size
+ * must not be 0, and a chunk (IO size plus header room) must be
+ * addressable by the offset bits of an immediate, with all chunks within
+ * 4 GiB.  Flags unknown to the client and the reserved bytes are ignored.
+ *
+ * Return: 0 with @lim filled; -EMSGSIZE, -EPROTO, -EPROTONOSUPPORT,
+ * -EREMOTEIO or -ERANGE.
+ */
+int rtrs_clt_check_conn_rsp(const void *data, size_t len, u32 queue_depth,
+			    struct rtrs_clt_limits *lim)
+{
+	const struct rtrs_msg_conn_rsp *msg = data;
+	u32 qd, io, hdr;
+	u64 chunk;
+
+	if (!msg || len < sizeof(*msg))
+		return -EMSGSIZE;
+	if (le16_to_cpu(msg->magic) != RTRS_MAGIC)
+		return -EPROTO;
+	if (le16_to_cpu(msg->version) >> 8 != RTRS_PROTO_VER_MAJOR)
+		return -EPROTONOSUPPORT;
+	if (msg->errno)
+		return -EREMOTEIO;
+
+	qd = le16_to_cpu(msg->queue_depth);
+	io = le32_to_cpu(msg->max_io_size);
+	hdr = le32_to_cpu(msg->max_hdr_size);
+	chunk = (u64)io + hdr;
+	if (!qd || (queue_depth && qd != queue_depth))
+		return -ERANGE;
+	if (!io || hdr < sizeof(struct rtrs_msg_rdma_read) +
+	    sizeof(struct rtrs_sg_desc) || hdr > RTRS_CLT_MAX_HDR_SIZE ||
+	    chunk > BIT_ULL(rtrs_imm_off_bits(qd)) || chunk * qd > U32_MAX)
+		return -ERANGE;
+
+	lim->queue_depth = qd;
+	lim->max_io_size = io;
+	lim->max_hdr_size = hdr;
+	lim->chunk_size = chunk;
+	lim->off_bits = rtrs_imm_off_bits(qd);
+	lim->flags = le32_to_cpu(msg->flags);
+	return 0;
+}
+
+/* Check one chunk descriptor and fill the chunks it holds from *@chunk. */
+static int rtrs_clt_check_info_desc(const struct rtrs_sg_desc *desc,
+				    u32 queue_depth, u32 chunk_size,
+				    struct rtrs_rbuf *rbufs, u32 *chunk)
+{
+	u64 addr = le64_to_cpu(desc->addr);
+	u32 len = le32_to_cpu(desc->len);
+	u32 rkey = le32_to_cpu(desc->key);
+	u32 n = len / chunk_size;
+
+	if (!len || len % chunk_size || n > queue_depth - *chunk)
+		return -ERANGE;
+
+	for (; n; n--, (*chunk)++, addr += chunk_size) {
+		rbufs[*chunk].addr = addr;
+		rbufs[*chunk].rkey = rkey;
+	}
+	return 0;
+}
+
+/**
+ * rtrs_clt_check_info_rsp() - check an INFO_RSP and take the chunks
+ * @buf: the received message
+ * @len: bytes received
+ * @queue_depth: chunks of the session
+ * @chunk_size: bytes per chunk
+ * @rbufs: @queue_depth entries, where address and rkey of each chunk go
+ *
+ * The descriptors must cover the chunks exactly: each a whole, non-zero
+ * multiple of the chunk size, together @queue_depth chunks, as many
+ * descriptors as divide @queue_depth.
+ *
+ * Return: 0 with @rbufs filled; -EMSGSIZE for a short message, -EPROTO for
+ * another type or a descriptor count of 0 or not dividing @queue_depth,
+ * -ERANGE for descriptors that do not cover the chunks exactly.  On error
+ * @rbufs may be partly written.
+ */
+int rtrs_clt_check_info_rsp(const void *buf, size_t len, u32 queue_depth,
+			    u32 chunk_size, struct rtrs_rbuf *rbufs)
+{
+	const struct rtrs_msg_info_rsp *msg = buf;
+	u32 sg_cnt, chunk = 0, i;
+	int err;
+
+	if (len < sizeof(*msg))
+		return -EMSGSIZE;
+	if (le16_to_cpu(msg->type) != RTRS_MSG_INFO_RSP)
+		return -EPROTO;
+	sg_cnt = le16_to_cpu(msg->sg_cnt);
+	if (!sg_cnt || queue_depth % sg_cnt)
+		return -EPROTO;
+	if (len < struct_size(msg, desc, sg_cnt))
+		return -EMSGSIZE;
+
+	for (i = 0; i < sg_cnt; i++) {
+		err = rtrs_clt_check_info_desc(&msg->desc[i], queue_depth,
+					       chunk_size, rbufs, &chunk);
+		if (err)
+			return err;
+	}
+	return chunk == queue_depth ? 0 : -ERANGE;
+}
+
+/**
+ * rtrs_clt_check_io_rsp() - check and decode the immediate of an IO
+ *	response
+ * @imm: the immediate data, in host order
+ * @queue_depth: requests of the session
+ * @msg_id: where the id of the request answered goes
+ * @errno: where the server's answer goes: 0 or a negative errno
+ *
+ * Return: 0; -EPROTO for an immediate of another type than
+ * %RTRS_IO_RSP_IMM or %RTRS_IO_RSP_W_INV_IMM, -ERANGE for a message id
+ * beyond @queue_depth.
+ */
+int rtrs_clt_check_io_rsp(u32 imm, u32 queue_depth, u32 *msg_id, int *errno)
+{
+	if (rtrs_imm_type(imm) != RTRS_IO_RSP_IMM &&
+	    rtrs_imm_type(imm) != RTRS_IO_RSP_W_INV_IMM)
+		return -EPROTO;
+	rtrs_io_rsp_decode(rtrs_imm_payload(imm), msg_id, errno);
+	return *msg_id < queue_depth ? 0 : -ERANGE;
+}
+
+/**
+ * rtrs_clt_check_rkey_rsp() - check an RKEY_RSP and its immediate
+ * @buf: the received message
+ * @len: bytes received
+ * @imm: the immediate data that came with it, in host order
+ * @queue_depth: requests of the session
+ * @msg_id: where the id of the request answered goes
+ * @errno: where the server's answer goes: 0 or a negative errno
+ * @rkey: where the chunk's new rkey goes
+ *
+ * The immediate is checked as by rtrs_clt_check_io_rsp(), and the message's
+ * buffer id must be the request it answers.
+ *
+ * Return: 0; -EMSGSIZE for a short message, -EPROTO for another type, a
+ * wrong immediate or a buffer id that is not the message id, -ERANGE for a
+ * message id beyond @queue_depth.
+ */
+int rtrs_clt_check_rkey_rsp(const void *buf, size_t len, u32 imm,
+			    u32 queue_depth, u32 *msg_id, int *errno,
+			    u32 *rkey)
+{
+	const struct rtrs_msg_rkey_rsp *msg = buf;
+	int err;
+
+	if (len < sizeof(*msg))
+		return -EMSGSIZE;
+	if (le16_to_cpu(msg->type) != RTRS_MSG_RKEY_RSP)
+		return -EPROTO;
+	err = rtrs_clt_check_io_rsp(imm, queue_depth, msg_id, errno);
+	if (err)
+		return err;
+	if (le16_to_cpu(msg->buf_id) != *msg_id)
+		return -EPROTO;
+	*rkey = le32_to_cpu(msg->rkey);
+	return 0;
+}

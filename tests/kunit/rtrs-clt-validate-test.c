@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * KUnit suite: the client rejects every malformed field a server sends.
+ *
+ * For each message the client receives (connection response, INFO_RSP,
+ * the immediate of an IO response, RKEY_RSP) a valid instance passes, and
+ * each case breaks one field, or sets one edge value, and expects the
+ * precise errno of rtrs-clt-validate.c's rules.
+ *
+ * Like the server's suite, the module compiles the checks' source in: it
+ * tests the very code the client runs, and needs no client loaded.
+ */
+#include <kunit/test.h>
+#include <linux/errno.h>
+#include <linux/string.h>
+#include <asm/unaligned.h>
+
+#include "rtrs-clt-validate.c"
+
+/* A field of a message to overwrite, little-endian; width 0: none. */
+struct patch {
+	u16 off;
+	u8 width;
+	u32 val;
+};
+
+static void apply(void *msg, const struct patch *p)
+{
+	switch (p->width) {
+	case 1:
+		*(u8 *)(msg + p->off) = p->val;
+		break;
+	case 2:
+		put_unaligned_le16(p->val, msg + p->off);
+		break;
+	case 4:
+		put_unaligned_le32(p->val, msg + p->off);
+		break;
+	}
+}
+
+#define P8(type, field, v)  { offsetof(type, field), 1, (v) }
+#define P16(type, field, v) { offsetof(type, field), 2, (v) }
+#define P32(type, field, v) { offsetof(type, field), 4, (v) }
+
+/* Connection response. */
+
+#define RSP struct rtrs_msg_conn_rsp
+#define RSP_LEN sizeof(RSP)
+#define QD 128
+#define MAX_IO (124 << 10)
+#define HDR 4096
+/* Smallest header room: a READ header with one descriptor. */
+#define MIN_HDR (sizeof(struct rtrs_msg_rdma_read) + sizeof(struct rtrs_sg_desc))
+
+struct rsp_case {
+	const char *name;
+	size_t len;
+	u32 queue_depth;	/* of the first connection; 0: this is it */
+	struct patch p[2];
+	int want;
+};
+
+static const struct rsp_case rsp_cases[] = {
+	{ "valid", RSP_LEN, 0, {}, 0 },
+	{ "valid, later connection", RSP_LEN, QD, {}, 0 },
+	{ "longer private data", RSP_LEN + 8, 0, {}, 0 },
+	{ "one byte short", RSP_LEN - 1, 0, {}, -EMSGSIZE },
+	{ "empty", 0, 0, {}, -EMSGSIZE },
+	{ "magic off by one", RSP_LEN, 0, { P16(RSP, magic, RTRS_MAGIC + 1) },
+	  -EPROTO },
+	{ "magic byte-swapped", RSP_LEN, 0, { P16(RSP, magic, 0xBD1B) },
+	  -EPROTO },
+	{ "version 1.0", RSP_LEN, 0, { P16(RSP, version, 0x0100) },
+	  -EPROTONOSUPPORT },
+	{ "version 3.0", RSP_LEN, 0, { P16(RSP, version, 0x0300) },
+	  -EPROTONOSUPPORT },
+	{ "version 2.7 (any minor)", RSP_LEN, 0, { P16(RSP, version, 0x0207) },
+	  0 },
+	{ "errno -ENOMEM", RSP_LEN, 0, { P16(RSP, errno, (u16)-ENOMEM) },
+	  -EREMOTEIO },
+	{ "errno 1", RSP_LEN, 0, { P16(RSP, errno, 1) }, -EREMOTEIO },
+	{ "queue depth 0", RSP_LEN, 0, { P16(RSP, queue_depth, 0) }, -ERANGE },
+	{ "queue depth 1", RSP_LEN, 0, { P16(RSP, queue_depth, 1) }, 0 },
+	/* 0xffff chunks leave 12 bits of offset: chunks of 4 KiB at most. */
+	{ "queue depth 0xffff, chunks of 128 KiB", RSP_LEN, 0,
+	  { P16(RSP, queue_depth, 0xffff) }, -ERANGE },
+	{ "queue depth other than the first connection's", RSP_LEN, QD - 1,
+	  {}, -ERANGE },
+	{ "max IO size 0", RSP_LEN, 0, { P32(RSP, max_io_size, 0) }, -ERANGE },
+	{ "header room 0", RSP_LEN, 0, { P32(RSP, max_hdr_size, 0) },
+	  -ERANGE },
+	{ "header room one short of a READ header", RSP_LEN, 0,
+	  { P32(RSP, max_hdr_size, MIN_HDR - 1) }, -ERANGE },
+	{ "header room of a READ header", RSP_LEN, 0,
+	  { P32(RSP, max_hdr_size, MIN_HDR) }, 0 },
+	{ "header room at the limit", RSP_LEN, 0,
+	  { P32(RSP, max_hdr_size, RTRS_CLT_MAX_HDR_SIZE),
+	    P32(RSP, max_io_size, 4096) }, 0 },
+	{ "header room beyond the limit", RSP_LEN, 0,
+	  { P32(RSP, max_hdr_size, RTRS_CLT_MAX_HDR_SIZE + 1),
+	    P32(RSP, max_io_size, 4096) }, -ERANGE },
+	/* Queue depth 128 leaves 21 bits of offset: chunks of 2 MiB. */
+	{ "chunk as large as the offset bits allow", RSP_LEN, 0,
+	  { P32(RSP, max_io_size, (2 << 20) - HDR) }, 0 },
+	{ "chunk one byte larger", RSP_LEN, 0,
+	  { P32(RSP, max_io_size, (2 << 20) - HDR + 1) }, -ERANGE },
+	{ "max IO size 0xffffffff", RSP_LEN, 0,
+	  { P32(RSP, max_io_size, 0xffffffff) }, -ERANGE },
+	{ "unknown flags are ignored", RSP_LEN, 0,
+	  { P32(RSP, flags, 0xfffffffe) }, 0 },
+	{ "reserved bytes are ignored", RSP_LEN, 0,
+	  { P8(RSP, reserved[0], 0xff), P8(RSP, reserved[35], 0xff) }, 0 },
+};
+
+static void rsp_case_desc(const struct rsp_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(rsp, rsp_cases, rsp_case_desc);
+
+static void conn_rsp(struct kunit *test)
+{
+	const struct rsp_case *c = test->param_value;
+	union {
+		struct rtrs_msg_conn_rsp rsp;
+		u8 bytes[RSP_LEN + 8];
+	} m = {};
+	struct rtrs_clt_limits lim;
+	size_t i;
+
+	m.rsp.magic = cpu_to_le16(RTRS_MAGIC);
+	m.rsp.version = cpu_to_le16(RTRS_PROTO_VER);
+	m.rsp.queue_depth = cpu_to_le16(QD);
+	m.rsp.max_io_size = cpu_to_le32(MAX_IO);
+	m.rsp.max_hdr_size = cpu_to_le32(HDR);
+	m.rsp.flags = cpu_to_le32(RTRS_MSG_NEW_RKEY_F);
+	for (i = 0; i < ARRAY_SIZE(c->p); i++)
+		apply(&m, &c->p[i]);
+
+	KUNIT_ASSERT_EQ(test, rtrs_clt_check_conn_rsp(&m, c->len,
+						      c->queue_depth, &lim),
+			c->want);
+	if (c->want)
+		return;
+	KUNIT_EXPECT_EQ(test, lim.queue_depth, le16_to_cpu(m.rsp.queue_depth));
+	KUNIT_EXPECT_EQ(test, lim.max_io_size, le32_to_cpu(m.rsp.max_io_size));
+	KUNIT_EXPECT_EQ(test, lim.max_hdr_size, le32_to_cpu(m.rsp.max_hdr_size));
+	KUNIT_EXPECT_EQ(test, lim.chunk_size,
+			lim.max_io_size + lim.max_hdr_size);
+	KUNIT_EXPECT_EQ(test, lim.off_bits, rtrs_imm_off_bits(lim.queue_depth));
+	KUNIT_EXPECT_EQ(test, lim.flags, le32_to_cpu(m.rsp.flags));
+}
+
+static void conn_rsp_null(struct kunit *test)
+{
+	struct rtrs_clt_limits lim;
+
+	KUNIT_EXPECT_EQ(test, rtrs_clt_check_conn_rsp(NULL, 0, 0, &lim),
+			-EMSGSIZE);
+}
+
+/* INFO_RSP: QD chunks of CHUNK bytes, in as many descriptors as given. */
+
+#define CHUNK (128 << 10)
+#define BASE 0x100000000ull
+
+struct info_case {
+	const char *name;
+	u16 type;
+	u16 sg_cnt;		/* descriptors in the message */
+	u16 sg_cnt_field;	/* what sg_cnt says; 0: sg_cnt */
+	int len_delta;		/* bytes received beyond the descriptors */
+	u16 bad_desc;		/* index of a descriptor to change ... */
+	u32 bad_len;		/* ... to this length; 0: none */
+	int want;
+};
+
+static const struct info_case info_cases[] = {
+	{ "valid, a descriptor per chunk", RTRS_MSG_INFO_RSP, QD, 0, 0, 0, 0, 0 },
+	{ "valid, one descriptor", RTRS_MSG_INFO_RSP, 1, 0, 0, 0, 0, 0 },
+	{ "valid, 4 descriptors", RTRS_MSG_INFO_RSP, 4, 0, 0, 0, 0, 0 },
+	{ "longer receive", RTRS_MSG_INFO_RSP, QD, 0, 16, 0, 0, 0 },
+	{ "header only", RTRS_MSG_INFO_RSP, QD, 0,
+	  -(int)(QD * sizeof(struct rtrs_sg_desc)), 0, 0, -EMSGSIZE },
+	{ "one byte short of the header", RTRS_MSG_INFO_RSP, QD, 0,
+	  -(int)(QD * sizeof(struct rtrs_sg_desc) + 1), 0, 0, -EMSGSIZE },
+	{ "one byte short of the descriptors", RTRS_MSG_INFO_RSP, QD, 0, -1, 0,
+	  0, -EMSGSIZE },
+	{ "type INFO_REQ", RTRS_MSG_INFO_REQ, QD, 0, 0, 0, 0, -EPROTO },
+	{ "type RKEY_RSP", RTRS_MSG_RKEY_RSP, QD, 0, 0, 0, 0, -EPROTO },
+	{ "type 0xffff", 0xffff, QD, 0, 0, 0, 0, -EPROTO },
+	{ "no descriptor", RTRS_MSG_INFO_RSP, QD, 0xffff, 0, 0, 0, -EPROTO },
+	{ "descriptor count not dividing the queue depth", RTRS_MSG_INFO_RSP,
+	  3, 0, 0, 0, 0, -EPROTO },
+	{ "more descriptors than chunks", RTRS_MSG_INFO_RSP, QD, 2 * QD, 0, 0,
+	  0, -EPROTO },
+	{ "descriptor count beyond the message", RTRS_MSG_INFO_RSP, 4, QD, 0,
+	  0, 0, -EMSGSIZE },
+	{ "descriptor length 0", RTRS_MSG_INFO_RSP, QD, 0, 0, 5, 0xffffffff,
+	  -ERANGE },
+	{ "descriptor one byte short of a chunk", RTRS_MSG_INFO_RSP, QD, 0, 0,
+	  7, CHUNK - 1, -ERANGE },
+	{ "descriptor one byte over a chunk", RTRS_MSG_INFO_RSP, QD, 0, 0, 7,
+	  CHUNK + 1, -ERANGE },
+	{ "descriptor of two chunks", RTRS_MSG_INFO_RSP, QD, 0, 0, 0,
+	  2 * CHUNK, -ERANGE },
+	{ "descriptor of two chunks, last", RTRS_MSG_INFO_RSP, 4, 0, 0, 3,
+	  (QD / 4 + 1) * CHUNK, -ERANGE },
+	{ "descriptors short of the queue depth", RTRS_MSG_INFO_RSP, 4, 0, 0, 3,
+	  (QD / 4 - 1) * CHUNK, -ERANGE },
+};
+
+static void info_case_desc(const struct info_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(info, info_cases, info_case_desc);
+
+static void info_rsp(struct kunit *test)
+{
+	const struct info_case *c = test->param_value;
+	u32 per = QD / c->sg_cnt, i, n = 0;
+	struct rtrs_msg_info_rsp *msg;
+	struct rtrs_rbuf *rbufs;
+	size_t size, len;
+
+	/* Room for what is received only: KASAN sees any read beyond. */
+	size = struct_size(msg, desc, c->sg_cnt) + 16;
+	msg = kunit_kzalloc(test, size, GFP_KERNEL);
+	rbufs = kunit_kcalloc(test, QD, sizeof(*rbufs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, msg);
+	KUNIT_ASSERT_NOT_NULL(test, rbufs);
+
+	msg->type = cpu_to_le16(c->type);
+	msg->sg_cnt = cpu_to_le16(c->sg_cnt_field == 0xffff ? 0 :
+				  c->sg_cnt_field ?: c->sg_cnt);
+	for (i = 0; i < c->sg_cnt; i++) {
+		u32 dlen = per * CHUNK;
+
+		if (c->bad_len && i == c->bad_desc)
+			dlen = c->bad_len == 0xffffffff ? 0 : c->bad_len;
+		msg->desc[i].addr = cpu_to_le64(BASE + (u64)i * per * CHUNK);
+		msg->desc[i].key = cpu_to_le32(0x1000 + i);
+		msg->desc[i].len = cpu_to_le32(dlen);
+	}
+	len = struct_size(msg, desc, c->sg_cnt) + c->len_delta;
+
+	KUNIT_ASSERT_EQ(test, rtrs_clt_check_info_rsp(msg, len, QD, CHUNK,
+						      rbufs), c->want);
+	if (c->want)
+		return;
+	for (i = 0; i < c->sg_cnt; i++) {
+		u32 j;
+
+		for (j = 0; j < per; j++, n++) {
+			KUNIT_EXPECT_EQ(test, rbufs[n].addr,
+					BASE + (u64)n * CHUNK);
+			KUNIT_EXPECT_EQ(test, rbufs[n].rkey, 0x1000 + i);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, n, QD);
+}
+
+/* Immediate of an IO response. */
+
+static void io_rsp_types(struct kunit *test)
+{
+	u32 type, msg_id;
+	int errno;
+
+	for (type = 0; type < BIT(RTRS_IMM_TYPE_BITS); type++) {
+		int want = type == RTRS_IO_RSP_IMM ||
+			   type == RTRS_IO_RSP_W_INV_IMM ? 0 : -EPROTO;
+
+		KUNIT_EXPECT_EQ_MSG(test,
+				    rtrs_clt_check_io_rsp(rtrs_imm(type, 5), QD,
+							  &msg_id, &errno),
+				    want, "type %u", type);
+	}
+}
+
+struct io_rsp_case {
+	const char *name;
+	u32 msg_id;
+	u32 err;	/* magnitude of the errno the server answers */
+	int want;
+};
+
+static const struct io_rsp_case io_rsp_cases[] = {
+	{ "first request", 0, 0, 0 },
+	{ "last request", QD - 1, 0, 0 },
+	{ "request beyond the queue depth", QD, 0, -ERANGE },
+	{ "largest message id", RTRS_IMM_MSG_ID_MASK, 0, -ERANGE },
+	{ "errno EIO", 3, EIO, 0 },
+	{ "largest errno", 3, 511, 0 },
+	{ "errno with a bad message id", QD + 1, EIO, -ERANGE },
+};
+
+static void io_rsp_case_desc(const struct io_rsp_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(io_rsp, io_rsp_cases, io_rsp_case_desc);
+
+static u32 io_rsp_imm(u32 type, u32 msg_id, u32 err)
+{
+	return rtrs_imm(type, err << RTRS_IMM_MSG_ID_BITS | msg_id);
+}
+
+static void io_rsp(struct kunit *test)
+{
+	const struct io_rsp_case *c = test->param_value;
+	u32 type, msg_id;
+	int errno;
+
+	for (type = RTRS_IO_RSP_IMM; type <= RTRS_IO_RSP_W_INV_IMM; type++) {
+		KUNIT_ASSERT_EQ(test,
+				rtrs_clt_check_io_rsp(io_rsp_imm(type, c->msg_id,
+								 c->err),
+						      QD, &msg_id, &errno),
+				c->want);
+		if (c->want)
+			continue;
+		KUNIT_EXPECT_EQ(test, msg_id, c->msg_id);
+		KUNIT_EXPECT_EQ(test, errno, -(int)c->err);
+	}
+}
+
+/* RKEY_RSP. */
+
+#define RKEY struct rtrs_msg_rkey_rsp
+#define RKEY_LEN sizeof(RKEY)
+
+struct rkey_case {
+	const char *name;
+	size_t len;
+	u32 imm_type;
+	u32 msg_id;
+	struct patch p;
+	int want;
+};
+
+static const struct rkey_case rkey_cases[] = {
+	{ "valid", RKEY_LEN, RTRS_IO_RSP_IMM, 9, {}, 0 },
+	{ "valid, with invalidate", RKEY_LEN, RTRS_IO_RSP_W_INV_IMM, 9, {}, 0 },
+	{ "last request", RKEY_LEN, RTRS_IO_RSP_IMM, QD - 1, {}, 0 },
+	{ "longer receive", RKEY_LEN + 4, RTRS_IO_RSP_IMM, 9, {}, 0 },
+	{ "one byte short", RKEY_LEN - 1, RTRS_IO_RSP_IMM, 9, {}, -EMSGSIZE },
+	{ "empty", 0, RTRS_IO_RSP_IMM, 9, {}, -EMSGSIZE },
+	{ "type INFO_RSP", RKEY_LEN, RTRS_IO_RSP_IMM, 9,
+	  P16(RKEY, type, RTRS_MSG_INFO_RSP), -EPROTO },
+	{ "type 0", RKEY_LEN, RTRS_IO_RSP_IMM, 9, P16(RKEY, type, 0), -EPROTO },
+	{ "immediate of a heartbeat", RKEY_LEN, RTRS_HB_MSG_IMM, 9, {},
+	  -EPROTO },
+	{ "immediate of a request", RKEY_LEN, RTRS_IO_REQ_IMM, 9, {}, -EPROTO },
+	{ "request beyond the queue depth", RKEY_LEN, RTRS_IO_RSP_IMM, QD,
+	  P16(RKEY, buf_id, QD), -ERANGE },
+	{ "buffer id of another request", RKEY_LEN, RTRS_IO_RSP_IMM, 9,
+	  P16(RKEY, buf_id, 10), -EPROTO },
+	{ "buffer id 0xffff", RKEY_LEN, RTRS_IO_RSP_IMM, 9,
+	  P16(RKEY, buf_id, 0xffff), -EPROTO },
+};
+
+static void rkey_case_desc(const struct rkey_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(rkey, rkey_cases, rkey_case_desc);
+
+static void rkey_rsp(struct kunit *test)
+{
+	const struct rkey_case *c = test->param_value;
+	union {
+		struct rtrs_msg_rkey_rsp rsp;
+		u8 bytes[RKEY_LEN + 4];
+	} m = {};
+	u32 msg_id, rkey;
+	int errno;
+
+	m.rsp.type = cpu_to_le16(RTRS_MSG_RKEY_RSP);
+	m.rsp.buf_id = cpu_to_le16(c->msg_id);
+	m.rsp.rkey = cpu_to_le32(0xdeadbe01);
+	apply(&m, &c->p);
+
+	KUNIT_ASSERT_EQ(test,
+			rtrs_clt_check_rkey_rsp(&m, c->len,
+						io_rsp_imm(c->imm_type,
+							   c->msg_id, ENOSPC),
+						QD, &msg_id, &errno, &rkey),
+			c->want);
+	if (c->want)
+		return;
+	KUNIT_EXPECT_EQ(test, msg_id, c->msg_id);
+	KUNIT_EXPECT_EQ(test, errno, -ENOSPC);
+	KUNIT_EXPECT_EQ(test, rkey, 0xdeadbe01);
+}
+
+static struct kunit_case rtrs_clt_validate_cases[] = {
+	KUNIT_CASE_PARAM(conn_rsp, rsp_gen_params),
+	KUNIT_CASE(conn_rsp_null),
+	KUNIT_CASE_PARAM(info_rsp, info_gen_params),
+	KUNIT_CASE(io_rsp_types),
+	KUNIT_CASE_PARAM(io_rsp, io_rsp_gen_params),
+	KUNIT_CASE_PARAM(rkey_rsp, rkey_gen_params),
+	{}
+};
+
+static struct kunit_suite rtrs_clt_validate_suite = {
+	.name = "rtrs-clt-validate",
+	.test_cases = rtrs_clt_validate_cases,
+};
+
+kunit_test_suite(rtrs_clt_validate_suite);
+
+MODULE_DESCRIPTION("KUnit tests of the RTRS client's checks of wire messages");
+MODULE_LICENSE("GPL");
