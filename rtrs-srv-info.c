@@ -200,7 +200,7 @@ static int rtrs_srv_process_info_req(struct rtrs_srv_path *path,
 	}
 	err = rtrs_srv_send_info_rsp(path, con, reg_wrs);
 	if (!err)
-		queue_work(rtrs_srv_wq, &path->sysfs_work);
+		queue_delayed_work(rtrs_srv_wq, &path->sysfs_work, 0);
 free:
 	kfree(reg_wrs);
 	return err;

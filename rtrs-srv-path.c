@@ -360,7 +360,8 @@ static void rtrs_srv_free_path(struct rtrs_srv_path *path)
 /* Show a path that came up in sysfs; a path without its files still works. */
 static void rtrs_srv_sysfs_work(struct work_struct *work)
 {
-	struct rtrs_srv_path *path = container_of(work, struct rtrs_srv_path,
+	struct rtrs_srv_path *path = container_of(to_delayed_work(work),
+						  struct rtrs_srv_path,
 						  sysfs_work);
 	struct rtrs_srv_sess *sess = path->sess;
 	int err;
@@ -368,6 +369,11 @@ static void rtrs_srv_sysfs_work(struct work_struct *work)
 	mutex_lock(&sess->sysfs_mutex);
 	err = rtrs_srv_sysfs_path_add(path);
 	mutex_unlock(&sess->sysfs_mutex);
+	if (err == -EEXIST && ++path->sysfs_tries < RTRS_SRV_SYSFS_TRIES) {
+		queue_delayed_work(rtrs_srv_wq, &path->sysfs_work,
+				   msecs_to_jiffies(RTRS_SRV_SYSFS_RETRY_MS));
+		return;
+	}
 	if (err)
 		pr_warn_ratelimited("%s: no sysfs directory for a path: %d\n",
 				    path->s.sessname, err);
@@ -389,7 +395,7 @@ rtrs_srv_alloc_path(struct rtrs_srv_sess *sess, struct rdma_cm_id *cm_id,
 	if (!path)
 		return ERR_PTR(-ENOMEM);
 	rtrs_srv_init_path(path, sess, cm_id, req);
-	INIT_WORK(&path->sysfs_work, rtrs_srv_sysfs_work);
+	INIT_DELAYED_WORK(&path->sysfs_work, rtrs_srv_sysfs_work);
 	path->hca_port = cm_id->port_num;
 	path->stats = alloc_percpu(struct rtrs_srv_cpu_stats);
 	if (!path->stats)
@@ -501,7 +507,7 @@ static void rtrs_srv_close_work(struct work_struct *work)
 
 	rtrs_stop_hb(&path->s);
 	cancel_delayed_work_sync(&path->wd_dwork);
-	cancel_work_sync(&path->sysfs_work);
+	cancel_delayed_work_sync(&path->sysfs_work);
 	mutex_lock(&sess->sysfs_mutex);
 	rtrs_srv_sysfs_path_del(path);
 	mutex_unlock(&sess->sysfs_mutex);

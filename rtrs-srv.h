@@ -231,6 +231,7 @@ struct rtrs_srv_chunk {
  * @hb_cqe: completion of heartbeat writes
  * @close_work: tears the path down
  * @sysfs_work: shows the path in sysfs once it is up
+ * @sysfs_tries: attempts of @sysfs_work so far
  * @wd_dwork: the watchdog: closes the path when answers stop completing
  * @sysfs: the path's sysfs directory; under @sess->sysfs_mutex
  * @hca_port: port of @s.dev the path's connections use
@@ -255,7 +256,8 @@ struct rtrs_srv_path {
 	struct completion	ops_done;
 	struct ib_cqe		hb_cqe;
 	struct work_struct	close_work;
-	struct work_struct	sysfs_work;
+	struct delayed_work	sysfs_work;
+	unsigned int		sysfs_tries;
 	struct delayed_work	wd_dwork;
 	struct device		*sysfs;
 	u32			hca_port;
@@ -285,6 +287,14 @@ static inline struct rtrs_srv_path *con_to_path(struct rtrs_srv_con *con)
  * mean a stuck QP (see rtrs_srv_wd_work()).
  */
 #define RTRS_SRV_STALL_MS	15000
+
+/*
+ * A session's sysfs directory may still be there when the client, having
+ * closed the session, opens one of the same name: its last path is being
+ * torn down.  Showing the new one is tried again this often, this long.
+ */
+#define RTRS_SRV_SYSFS_RETRY_MS	100
+#define RTRS_SRV_SYSFS_TRIES	100
 
 /* Work requests one answer may take: data, REG_MR, invalidate, answer. */
 #define RTRS_SRV_RSP_WRS	4

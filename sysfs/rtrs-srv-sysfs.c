@@ -33,10 +33,13 @@ static struct class rtrs_srv_class = {
  * struct rtrs_srv_sess_dev - sysfs directories of a server session
  * @dev: <session>/
  * @paths_dev: <session>/paths/
+ * @npaths: path directories below @paths_dev; the last one removed takes
+ *	the session's directory with it
  */
 struct rtrs_srv_sess_dev {
 	struct device	dev;
 	struct device	paths_dev;
+	unsigned int	npaths;
 };
 
 /**
@@ -324,8 +327,11 @@ int rtrs_srv_sysfs_path_add(struct rtrs_srv_path *path)
 		err = device_add(&pd->dev);
 	if (err) {
 		put_device(&pd->dev);
+		if (!sess->sysfs->npaths)
+			rtrs_srv_sysfs_sess_del(sess);
 		return err;
 	}
+	sess->sysfs->npaths++;
 	path->sysfs = &pd->dev;
 	return 0;
 }
@@ -335,18 +341,24 @@ int rtrs_srv_sysfs_path_add(struct rtrs_srv_path *path)
  * @path: the path, being torn down.
  *
  * Waits for the file operations under way; afterwards none can reach
- * @path.
+ * @path.  The session's last path directory takes the session's with it,
+ * so that a new session of the same name can show itself while this one
+ * finishes closing.
  *
  * Context: process context, with the session's sysfs_mutex held; sleeps.
  */
 void rtrs_srv_sysfs_path_del(struct rtrs_srv_path *path)
 {
-	lockdep_assert_held(&path->sess->sysfs_mutex);
+	struct rtrs_srv_sess *sess = path->sess;
+
+	lockdep_assert_held(&sess->sysfs_mutex);
 
 	if (!path->sysfs)
 		return;
 	device_unregister(path->sysfs);
 	path->sysfs = NULL;
+	if (!--sess->sysfs->npaths)
+		rtrs_srv_sysfs_sess_del(sess);
 }
 
 /**
