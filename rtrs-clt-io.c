@@ -323,7 +323,7 @@ void rtrs_clt_wd_work(struct work_struct *work)
 		if (!READ_ONCE(req->in_use) || !rtrs_clt_con_stuck(req->con, req))
 			continue;
 		pr_warn_ratelimited("%s: connection %u stopped moving, closing the path\n",
-				   path->s.sessname, req->con->c.cid);
+				    path->s.sessname, req->con->c.cid);
 		rtrs_clt_path_error(path);
 		return;
 	}

@@ -416,7 +416,7 @@ void rtrs_srv_wd_work(struct work_struct *work)
 		if (!rtrs_srv_con_stuck(to_srv_con(path->s.con[cid])))
 			continue;
 		pr_warn_ratelimited("%s: connection %u stopped moving, closing the path\n",
-				   path->s.sessname, cid);
+				    path->s.sessname, cid);
 		rtrs_srv_close_path(path);
 		return;
 	}
