@@ -193,8 +193,7 @@ void rtrs_clt_reqs_failover(struct rtrs_clt_path *path)
 			continue;
 		}
 		req->status = -ECONNABORTED;
-		rtrs_clt_req_release(req);
-		req->conf(req->priv, req->status);
+		rtrs_clt_req_complete(req);
 	}
 }
 
@@ -648,17 +647,18 @@ static int rtrs_clt_req_post(struct rtrs_clt_io_req *req, unsigned int first,
 /*
  * Chain plain RDMA WRITEs of the data entries that do not fit the WRITE
  * WITH IMMEDIATE, max_send_sge entries each, each to its place in the
- * chunk; return the number of entries they carry.
+ * chunk; return the number of entries they carry, and in *@off the bytes.
  */
 static unsigned int rtrs_clt_write_head(struct rtrs_clt_io_req *req,
-					int count, struct ib_send_wr **head)
+					int count, struct ib_send_wr **head,
+					u64 *off)
 {
 	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
 	struct rtrs_rbuf *rbuf = &path->rbufs[req - path->reqs];
 	unsigned int per_wr = path->max_send_sge, done = 0, n = 0, j;
-	u64 off = 0;
 
 	*head = NULL;
+	*off = 0;
 	while (count - done + 1 > per_wr) {
 		struct ib_rdma_wr *wr = &req->wrs[n];
 
@@ -667,11 +667,11 @@ static unsigned int rtrs_clt_write_head(struct rtrs_clt_io_req *req,
 			.wr.wr_cqe	= &req->iu->cqe,
 			.wr.sg_list	= &req->sge[done],
 			.wr.num_sge	= per_wr,
-			.remote_addr	= rbuf->addr + off,
+			.remote_addr	= rbuf->addr + *off,
 			.rkey		= rbuf->rkey,
 		};
 		for (j = 0; j < per_wr; j++)
-			off += req->sge[done + j].length;
+			*off += req->sge[done + j].length;
 		if (n)
 			req->wrs[n - 1].wr.next = &wr->wr;
 		else
@@ -694,8 +694,8 @@ static int rtrs_clt_write_req(struct rtrs_clt_io_req *req, int count)
 	u32 hdr_len = req->usr_len + sizeof(*msg);
 	struct ib_send_wr *head;
 	unsigned int done;
-	u64 off = 0;
-	int err, i;
+	u64 off;
+	int err;
 
 	msg->type = cpu_to_le16(RTRS_MSG_WRITE);
 	msg->usr_len = cpu_to_le16(req->usr_len);
@@ -703,9 +703,7 @@ static int rtrs_clt_write_req(struct rtrs_clt_io_req *req, int count)
 	err = rtrs_clt_req_direct_sges(req, count);
 	if (err)
 		return err;
-	done = rtrs_clt_write_head(req, count, &head);
-	for (i = 0; i < done; i++)
-		off += req->sge[i].length;
+	done = rtrs_clt_write_head(req, count, &head, &off);
 	return rtrs_clt_req_post(req, done, count - done, hdr_len, off, head,
 				 NULL);
 }

@@ -249,8 +249,8 @@ static void rtrs_clt_path_teardown(struct rtrs_clt_path *path)
 
 	lockdep_assert_held(&path->init_mutex);
 
-	rtrs_stop_hb(&path->s);
 	cancel_delayed_work_sync(&path->wd_dwork);
+	rtrs_stop_hb(&path->s);
 	synchronize_rcu();
 
 	for (cid = 0; cid < path->s.con_num; cid++)

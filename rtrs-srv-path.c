@@ -505,9 +505,9 @@ static void rtrs_srv_close_work(struct work_struct *work)
 						  close_work);
 	struct rtrs_srv_sess *sess = path->sess;
 
-	rtrs_stop_hb(&path->s);
-	cancel_delayed_work_sync(&path->wd_dwork);
 	cancel_delayed_work_sync(&path->sysfs_work);
+	cancel_delayed_work_sync(&path->wd_dwork);
+	rtrs_stop_hb(&path->s);
 	mutex_lock(&sess->sysfs_mutex);
 	rtrs_srv_sysfs_path_del(path);
 	mutex_unlock(&sess->sysfs_mutex);
