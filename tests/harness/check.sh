@@ -56,7 +56,7 @@ setup test-kernel "$H/test-kernel.sh"
 KDIR_TEST=$(cat "$RTRS_RESULTS/setup-test-kernel.out")
 rtrs_log "stock kernel"
 setup stock-kernel "$H/stock-kernel.sh"
-read -r _ STOCK_DIR <"$RTRS_RESULTS/setup-stock-kernel.out"
+read -r STOCK_VER STOCK_DIR <"$RTRS_RESULTS/setup-stock-kernel.out"
 KDIR_STOCK=$(cat "$STOCK_DIR/KDIR")
 
 # ---- build -------------------------------------------------------------
@@ -134,6 +134,15 @@ tool() {
 	record FAIL "$name" "$why (see $log)"
 }
 
+# DKMS: dkms.conf adds, builds and installs the modules for the stock
+# kernel, in a DKMS tree of its own under build/dkms.
+dkms_build() {
+	copy_sources "$RTRS_TOP/build/dkms-src"
+	tool build/dkms "$RTRS_RESULTS/build-dkms.log" "$H/dkms.sh" "$STOCK_VER" \
+		"$KDIR_STOCK" "$RTRS_TOP/build/dkms-src" "$RTRS_TOP/build/dkms"
+	rm -rf "$RTRS_TOP/build/dkms-src"
+}
+
 # In tree: this directory as drivers/infiniband/ulp/rtrs-ng/ of a copy of
 # the 6.1 tree, configured by its Kconfig, built alone (20 to 30 s on an
 # idle machine, the tree and its prepared output cached in
@@ -179,7 +188,8 @@ rtrs_log "building against the test kernel (W=1 C=1) and the stock headers (W=1)
 build test "$KDIR_TEST" C=1
 build stock "$KDIR_STOCK"
 clean_tree
-rtrs_log "building in a copy of the 6.1 tree"
+rtrs_log "building through DKMS (stock headers) and in a copy of the 6.1 tree"
+dkms_build
 intree_build
 rtrs_log "checkpatch --strict and kernel-doc"
 hygiene
