@@ -154,10 +154,21 @@ intree_build() {
 	rm -rf "$RTRS_TOP/build/intree-src"
 }
 
-# Style and documentation: checkpatch --strict and kernel-doc, per file.
+# Style and documentation: checkpatch --strict and kernel-doc, per file;
+# the reStructuredText documents must parse without a docutils warning
+# (see rst-check.py for the kernel-doc directive).
 hygiene() {
 	local src f out
 	src=$(rtrs_src_tree)
+	for f in $(source_files | grep -E '(^|/)Documentation/.*\.rst$'); do
+		out=$(python3 "$H/rst-check.py" "$src/scripts/kernel-doc" "$RTRS_TOP" \
+			"$RTRS_TOP/$f" 2>&1)
+		if [ -z "$out" ]; then
+			record PASS "rst/$f"
+		else
+			record FAIL "rst/$f" "$(head -1 <<<"$out")"
+		fi
+	done
 	for f in $(source_files | grep -E '(^|/)Kconfig$'); do
 		out=$(perl "$src/scripts/checkpatch.pl" --strict --no-tree --terse \
 			--show-types -f "$RTRS_TOP/$f" 2>&1 | grep -E ': (ERROR|WARNING|CHECK):')
@@ -191,7 +202,7 @@ clean_tree
 rtrs_log "building through DKMS (stock headers) and in a copy of the 6.1 tree"
 dkms_build
 intree_build
-rtrs_log "checkpatch --strict and kernel-doc"
+rtrs_log "checkpatch --strict, kernel-doc and the rst documents"
 hygiene
 
 # ---- guests ------------------------------------------------------------
