@@ -17,10 +17,11 @@
 #include "rtrs-clt.h"
 
 /*
- * Send queue entries a READ takes: REG_MR, the write, LOCAL_INV.  A WRITE
- * takes up to &rtrs_clt_path.max_write_wrs.
+ * Send queue entries a READ takes: REG_MR (after a LOCAL_INV where local
+ * operations may run twice), the write, LOCAL_INV.  A WRITE takes up to
+ * &rtrs_clt_path.max_write_wrs.
  */
-#define RTRS_CLT_WR_PER_IO	3
+#define RTRS_CLT_WR_PER_IO	4
 /* Receives one request may take: the server's SEND_WITH_INV, the answer. */
 #define RTRS_CLT_RECV_PER_IO	2
 /* A heartbeat and its ack, the watchdog's probe and the drain WR. */

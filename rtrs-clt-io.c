@@ -574,11 +574,16 @@ static int rtrs_clt_req_map(struct rtrs_clt_io_req *req)
 
 /*
  * Register the @count mapped entries (ib_dma_map_sg() may have merged
- * some) with the request's MR, under a fresh rkey, and build its REG_MR.
+ * some) with the request's MR, under a fresh rkey, and build its REG_MR
+ * in @rwr; *@head is the first work request to post.  Where local
+ * operations may run twice, the key stays and a LOCAL_INV in @inv goes
+ * first (see rtrs_replays_local_ops()).
  */
 static int rtrs_clt_req_reg(struct rtrs_clt_io_req *req, int count,
-			    int access, struct ib_reg_wr *rwr)
+			    int access, struct ib_reg_wr *rwr,
+			    struct ib_send_wr *inv, struct ib_send_wr **head)
 {
+	struct ib_device *ib_dev = req->con->c.path->dev->ib_dev;
 	int nr;
 
 	nr = ib_map_mr_sg(req->mr, req->sglist, count, NULL, SZ_4K);
@@ -586,15 +591,26 @@ static int rtrs_clt_req_reg(struct rtrs_clt_io_req *req, int count,
 		return nr < 0 ? nr : -EINVAL;
 	if (req->mr->length != req->data_len)
 		return -EINVAL;
-	ib_update_fast_reg_key(req->mr, ib_inc_rkey(req->mr->rkey));
 
 	*rwr = (struct ib_reg_wr) {
 		.wr.opcode	= IB_WR_REG_MR,
 		.wr.wr_cqe	= &rtrs_clt_reg_cqe,
 		.mr		= req->mr,
-		.key		= req->mr->rkey,
 		.access		= access,
 	};
+	*head = &rwr->wr;
+	if (rtrs_replays_local_ops(ib_dev)) {
+		*inv = (struct ib_send_wr) {
+			.opcode			= IB_WR_LOCAL_INV,
+			.wr_cqe			= &rtrs_clt_reg_cqe,
+			.ex.invalidate_rkey	= req->mr->rkey,
+			.next			= &rwr->wr,
+		};
+		*head = inv;
+	} else {
+		ib_update_fast_reg_key(req->mr, ib_inc_rkey(req->mr->rkey));
+	}
+	rwr->key = req->mr->rkey;
 	return 0;
 }
 
@@ -716,7 +732,7 @@ static int rtrs_clt_read_req(struct rtrs_clt_io_req *req, int count)
 {
 	struct rtrs_msg_rdma_read *msg = req->iu->buf + req->usr_len;
 	u32 hdr_len = req->usr_len + sizeof(*msg);
-	struct ib_send_wr *head = NULL;
+	struct ib_send_wr *head = NULL, inv;
 	struct ib_reg_wr rwr;
 	int err;
 
@@ -726,7 +742,7 @@ static int rtrs_clt_read_req(struct rtrs_clt_io_req *req, int count)
 	msg->sg_cnt = 0;
 	if (count) {
 		err = rtrs_clt_req_reg(req, count, IB_ACCESS_LOCAL_WRITE |
-				       IB_ACCESS_REMOTE_WRITE, &rwr);
+				       IB_ACCESS_REMOTE_WRITE, &rwr, &inv, &head);
 		if (err)
 			return err;
 		msg->flags = cpu_to_le16(RTRS_MSG_NEED_INVAL_F);
@@ -735,7 +751,6 @@ static int rtrs_clt_read_req(struct rtrs_clt_io_req *req, int count)
 		msg->desc[0].key = cpu_to_le32(req->mr->rkey);
 		msg->desc[0].len = cpu_to_le32(req->mr->length);
 		hdr_len += sizeof(msg->desc[0]);
-		head = &rwr.wr;
 		req->mr_valid = true;
 	}
 	return rtrs_clt_req_post(req, 0, 0, hdr_len, req->data_len, head, NULL);

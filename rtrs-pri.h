@@ -426,6 +426,25 @@ struct rtrs_ib_dev {
 };
 
 /**
+ * rtrs_replays_local_ops() - may the device run a local operation twice?
+ * @ib_dev: the device.
+ *
+ * rxe (as in 6.1) executes the LOCAL_INV and REG_MR work requests of a
+ * send queue again when it retransmits a request posted before them; a
+ * REG_MR of an MR that is already valid, or a LOCAL_INV with a key the MR
+ * no longer has, then fails and the QP stops moving.  On such a device a
+ * memory registration keeps the MR's key and is preceded by a LOCAL_INV
+ * of that key, so that running the pair again leaves the MR as it was.
+ * The key then no longer changes from one IO to the next.
+ *
+ * Return: true for a device that needs it.
+ */
+static inline bool rtrs_replays_local_ops(const struct ib_device *ib_dev)
+{
+	return ib_dev->ops.driver_id == RDMA_DRIVER_RXE;
+}
+
+/**
  * struct rtrs_ib_dev_pool - the devices in use by one module
  * @mutex: protects @devs and the reference counts' drop to zero
  * @devs: &struct rtrs_ib_dev entries, one per ib_device

@@ -27,6 +27,7 @@
 /* The work requests of one answer, built on the stack. */
 struct rtrs_srv_rsp_wrs {
 	struct ib_rdma_wr	data;
+	struct ib_send_wr	reg_inv;
 	struct ib_reg_wr	reg;
 	struct ib_send_wr	inval;
 	struct ib_rdma_wr	rsp;
@@ -223,7 +224,11 @@ static void rtrs_srv_add_data_wr(struct rtrs_srv_con *con,
 	rtrs_srv_chain(tail, &w->data.wr);
 }
 
-/* Re-key the chunk and tell the client the new key with the answer. */
+/*
+ * Re-key the chunk and tell the client the new key with the answer.  Where
+ * local operations may run twice, the key stays and a LOCAL_INV of it goes
+ * first (see rtrs_replays_local_ops()).
+ */
 static void rtrs_srv_add_reg_wr(struct rtrs_srv_con *con,
 				struct rtrs_srv_op *op,
 				struct rtrs_srv_rsp_wrs *w,
@@ -234,7 +239,14 @@ static void rtrs_srv_add_reg_wr(struct rtrs_srv_con *con,
 	struct rtrs_msg_rkey_rsp *msg = &path->rkey_msgs[op->msg_id];
 	dma_addr_t dma = path->rkey_dma + op->msg_id * sizeof(*msg);
 
-	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	if (rtrs_replays_local_ops(path->s.dev->ib_dev)) {
+		w->reg_inv.opcode = IB_WR_LOCAL_INV;
+		w->reg_inv.wr_cqe = &con->reg_cqe;
+		w->reg_inv.ex.invalidate_rkey = mr->rkey;
+		rtrs_srv_chain(tail, &w->reg_inv);
+	} else {
+		ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	}
 	w->reg.wr.opcode = IB_WR_REG_MR;
 	w->reg.wr.wr_cqe = &con->reg_cqe;
 	w->reg.mr = mr;

@@ -296,8 +296,11 @@ static inline struct rtrs_srv_path *con_to_path(struct rtrs_srv_con *con)
 #define RTRS_SRV_SYSFS_RETRY_MS	100
 #define RTRS_SRV_SYSFS_TRIES	100
 
-/* Work requests one answer may take: data, REG_MR, invalidate, answer. */
-#define RTRS_SRV_RSP_WRS	4
+/*
+ * Work requests one answer may take: data, REG_MR (after a LOCAL_INV where
+ * local operations may run twice), invalidate, answer.
+ */
+#define RTRS_SRV_RSP_WRS	5
 
 /**
  * struct rtrs_srv_io_hdr - the header of an IO request, checked
