@@ -3,8 +3,11 @@
 # rtrs: RDMA transport, out-of-tree build.
 #
 #   make [KDIR=<kernel build dir>] [W=1]   build the modules
-#   make check [RTRS_CYCLES=N]             build everything, run all tests
-#                                          (N open/close cycles, default 1000)
+#   make check [RTRS_CYCLES=N] [MPATH_CYCLES=N] [RNBD_CYCLES=N]
+#                                          build everything, run all tests
+#                                          (session open/close cycles, default
+#                                          1000; remove/add path cycles and
+#                                          rnbd map/unmap cycles, default 100)
 #   make run                               the main job (see README.md)
 #   make clean                             remove what the above made
 #

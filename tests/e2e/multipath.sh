@@ -9,6 +9,7 @@
 # MPATH_CYCLES sets the number of remove_path/add_path cycles.
 
 . "$RTRS_TOP/tests/e2e/topology.sh"
+. "$RTRS_TOP/tests/e2e/test-clt-lib.sh"
 
 CYCLES=${MPATH_CYCLES:-100}
 # Figures go to the scenario's log even from inside a check.
@@ -19,7 +20,6 @@ P1="ip:$PAIR_A@ip:$PAIR_B"
 P2="ip:198.51.100.1@ip:198.51.100.2"
 CS=/sys/class/rtrs-client/$SESS
 SS=/sys/class/rtrs-server/$SESS
-PARAMS=/sys/module/rtrs_test_clt/parameters
 ABI=$RTRS_TOP/Documentation/ABI/testing
 
 # restore_routes: put back the routes that send each pair's traffic over
@@ -65,7 +65,6 @@ topology_second_pair() {
 	rxe_add rxe2 veth2 && rxe_add rxe3 veth3
 }
 
-counter() { cat "$PARAMS/$1"; }
 pstat() { cat "$CS/paths/$1/stats/$2"; }
 pstate() { cat "$CS/paths/$1/state" 2>/dev/null; }
 
@@ -84,16 +83,6 @@ state_is() { [ "$(pstate "$1")" = "$2" ]; }
 pstat_gt() { [ "$(pstat "$1" "$2")" -gt "$3" ]; }
 counter_gt() { [ "$(counter "$1")" -gt "$2" ]; }
 state_is_not() { [ "$(pstate "$1")" != "$2" ]; }
-
-# ios_grow SECONDS: verified write-read pairs keep completing.
-ios_grow() {
-	local a b
-	a=$(counter ios)
-	sleep "$1"
-	b=$(counter ios)
-	echo "ios $a -> $b"
-	[ "$b" -gt "$a" ]
-}
 
 # no_io_errors: nothing failed or differed since the last reset point.
 IOERR0=0

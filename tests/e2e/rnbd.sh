@@ -10,10 +10,10 @@
 
 PATH1=ip:$PAIR_A@ip:$PAIR_B
 PATH2=ip:$PAIR_B@ip:$PAIR_A
-# Map/unmap cycles in a row, each a whole session open and close.  A cycle
-# took 7 to 14 s in a TCG guest with the debug kernel on a busy 2-core
-# machine; make check asks for 20 (RNBD_CYCLES=100 make check for more).
-CYCLES=${RNBD_CYCLES:-20}
+# Map/unmap cycles in a row, each a whole session open and close: about
+# 3 s a cycle in a TCG guest with the debug kernel (RNBD_CYCLES=N make
+# check for another count).
+CYCLES=${RNBD_CYCLES:-100}
 
 b=$(rtrs_build_dir)
 F=$RESULTS/fio

@@ -243,13 +243,16 @@ rtrs_log "guests"
 guest --name kunit --kernel test --script "$E/kunit.sh" --timeout 600
 guest --name rxe-pair --kernel test --script "$E/rxe-pair.sh" --timeout 400
 guest --name session --kernel test --script "$E/session.sh" --timeout 900
+# Verified IO over one path while 2 % of the packets are lost.
+guest --name lossy --kernel test --script "$E/lossy.sh" --timeout 600
 # Memory per session and RTRS_CYCLES open/close cycles (make check
 # RTRS_CYCLES=N; about 0.4 s a cycle under TCG, twice that on a busy host).
 guest --name session-cycles --kernel test --script "$E/session-cycles.sh" \
 	--env "RTRS_CYCLES=${RTRS_CYCLES:-1000}" --timeout 2400
-# Two paths under verified IO; MPATH_CYCLES remove/add cycles of a path.
-guest --name multipath --kernel test --script "$E/multipath.sh" --timeout 1500 \
-	--env MPATH_CYCLES="${MPATH_CYCLES:-20}"
+# Two paths under verified IO; MPATH_CYCLES remove/add cycles of a path
+# (about 8 s a cycle under TCG).
+guest --name multipath --kernel test --script "$E/multipath.sh" --timeout 2700 \
+	--env MPATH_CYCLES="${MPATH_CYCLES:-100}"
 guest_pair two-guests "$E/two-guests.sh"
 guest --name stock --kernel stock --script "$E/stock.sh" --mem 1024 --timeout 300
 
@@ -266,7 +269,7 @@ for k in test:"$KDIR_TEST" stock:"$KDIR_STOCK"; do
 done
 [ -f "$RTRS_TOP/build/test/rnbd/rnbd-client.ko" ] &&
 	guest --name rnbd --kernel test --script "$E/rnbd.sh" --timeout 1200 \
-		--env "RNBD_CYCLES=${RNBD_CYCLES:-20}"
+		--env "RNBD_CYCLES=${RNBD_CYCLES:-100}"
 
 # ---- results -----------------------------------------------------------
 
