@@ -219,19 +219,22 @@ free_port() {
 	echo 23456
 }
 
-# guest_pair NAME SCRIPT: a server and a client guest, joined by a socket
-# netdev on 127.0.0.1; the script sees RTRS_ROLE=server or client.  When
-# either kernel failed before init (see guest.sh), the pair boots again.
+# guest_pair NAME SCRIPT [TIMEOUT]: a server and a client guest, joined by
+# a socket netdev on 127.0.0.1; the script sees RTRS_ROLE=server or client.
+# Each guest has TIMEOUT seconds (600 unless given).  When either kernel
+# failed before init (see guest.sh), the pair boots again.
 guest_pair() {
-	local name=$1 script=$2 port spid try
+	local name=$1 script=$2 timeout=${3:-600} port spid try
 	for try in 1 2; do
 		port=$(free_port)
 		guest --name "$name-server" --kernel test --script "$script" \
-			--net "listen:$port" --mac 1 --env RTRS_ROLE=server --timeout 600 &
+			--net "listen:$port" --mac 1 --env RTRS_ROLE=server \
+			--timeout "$timeout" &
 		spid=$!
 		sleep 2
 		guest --name "$name-client" --kernel test --script "$script" \
-			--net "connect:$port" --mac 2 --env RTRS_ROLE=client --timeout 600
+			--net "connect:$port" --mac 2 --env RTRS_ROLE=client \
+			--timeout "$timeout"
 		wait "$spid"
 		[ -f "$RTRS_RESULTS/$name-server/boot-flake" ] ||
 			[ -f "$RTRS_RESULTS/$name-client/boot-flake" ] || return 0
@@ -270,6 +273,11 @@ done
 [ -f "$RTRS_TOP/build/test/rnbd/rnbd-client.ko" ] &&
 	guest --name rnbd --kernel test --script "$E/rnbd.sh" --timeout 1200 \
 		--env "RNBD_CYCLES=${RNBD_CYCLES:-100}"
+# Interop with the mainline RTRS and rnbd of the test kernel, both ways:
+# our client and rnbd-client against mainline's server, then mainline's
+# client against ours, over two paths with one of them failing.
+[ -f "$RTRS_TOP/build/test/rnbd/rnbd-client.ko" ] &&
+	guest_pair interop "$E/interop.sh" 900
 
 # ---- results -----------------------------------------------------------
 

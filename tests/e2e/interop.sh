@@ -1,0 +1,369 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Scenario (test kernel, two guests joined by a QEMU socket netdev): wire
+# interop of our modules with the mainline RTRS of Linux 6.1, both ways,
+# with rnbd on top.  One rxe on each side's eth0 carries two paths, one per
+# address pair.
+#
+#   phase A: our rtrs-client and rnbd-client -> mainline rtrs-server and
+#            rnbd-server (modprobe'd from the test kernel's modules)
+#   phase B: mainline rtrs-client and rnbd-client -> our rtrs-server and
+#            rnbd-server
+#
+# In each phase the client maps the server's null_blk over both paths,
+# checks fio 4 KiB random writes with crc32c, then fails the second path
+# under verified IO (the client sends that path's packets astray, see
+# cut_path), waits for the path to go down and to reconnect once they go
+# the right way again, and checks that no IO failed.  RTRS_ROLE says which
+# side this is.  The guests meet only on the wire: the client retries its
+# map until the server serves, and each side says where it is by taking up
+# an address the other one waits to answer ARP (see answers).
+
+SERVER=203.0.113.1
+CLIENT=203.0.113.2
+SERVER2=198.51.100.1
+CLIENT2=198.51.100.2
+# Messages on the wire, each an address its sender takes up: the client
+# is done with phase A, with phase B; the server has switched to ours.
+DONE_A=192.0.2.2
+DONE_B=192.0.2.3
+SWITCHED=192.0.2.1
+SERVER3=192.0.2.5
+CLIENT3=192.0.2.4
+PATH1=ip:$CLIENT@ip:$SERVER
+PATH2=ip:$CLIENT2@ip:$SERVER2
+NULLB=/dev/nullb0
+# The matrix: who is on which side in each phase.
+A="ours client -> mainline server"
+B="mainline client -> ours server"
+
+. "$RTRS_TOP/tests/e2e/rnbd-lib.sh"
+
+b=$(rtrs_build_dir)
+F=$RESULTS/fio
+mkdir -p "$F"
+
+case "$RTRS_ROLE" in
+server) addrs="$SERVER $SERVER2 $SERVER3" ;;
+client) addrs="$CLIENT $CLIENT2 $CLIENT3" ;;
+*) fail "role" "RTRS_ROLE is '$RTRS_ROLE'"; exit 1 ;;
+esac
+
+for a in $addrs; do
+	ip addr add "$a/24" dev eth0
+done
+ip link set eth0 up
+check "rxe on eth0" rxe_add rxe0 eth0
+
+# retry_until SECONDS CMD...: run CMD until it succeeds, for SECONDS at
+# most; on failure, print the end of its last output.
+retry_until() {
+	local deadline=$((SECONDS + $1)) log=$RTRS_TMP/retry.log
+	shift
+	while [ $SECONDS -lt $deadline ]; do
+		"$@" >"$log" 2>&1 && return 0
+		sleep 2
+	done
+	tail -n 3 "$log"
+	return 1
+}
+
+# wait_for SECONDS CMD...: until CMD succeeds, polling twice a second.
+wait_for() {
+	local secs=$1 deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $deadline ] || { echo "timed out after ${secs}s: $*"; return 1; }
+		sleep 0.5
+	done
+}
+
+# ours MODULE, mainline MODULE: the loaded MODULE is ours (built out of
+# tree, so it taints the kernel with O), or the test kernel's own.
+ours() {
+	grep -q O "/sys/module/$1/taint"
+}
+
+mainline() {
+	[ -d "/sys/module/$1" ] && not ours "$1"
+}
+
+# load_ours SIDE: our rtrs-core and rtrs-SIDE, and the rnbd-SIDE built on
+# them, by path: the mainline modules of the same names must not load.
+load_ours() {
+	local m
+	modprobe -a ib_core rdma_cm || return 1
+	for m in rtrs-core "rtrs-$1" "rnbd/rnbd-$1"; do
+		insmod "$b/$m.ko" || { echo "insmod $m.ko failed"; return 1; }
+	done
+}
+
+# unload SIDE: rnbd-SIDE, rtrs-SIDE and rtrs-core, ours or mainline.
+unload() {
+	local m
+	for m in "rnbd_$1" "rtrs_$1" rtrs_core; do
+		rmmod "$m" || { echo "rmmod $m failed"; return 1; }
+	done
+}
+
+# answers ADDR: the peer has taken up ADDR: it answers ARP for it.  A
+# datagram to ADDR (bash's /dev/udp; there is no ping in the guest) makes
+# the kernel ask.
+answers() {
+	echo >"/dev/udp/$1/9" || return 1
+	sleep 1
+	ip neigh show "$1" dev eth0 | grep -q lladdr
+}
+
+# announce ADDR: take up ADDR, a message to the peer.
+announce() {
+	ip addr add "$1/24" dev eth0
+}
+
+# ---- server ------------------------------------------------------------
+
+# no_session: the server holds neither an rnbd nor an rtrs session.
+no_session() {
+	[ -z "$(ls /sys/class/rnbd-server/ctl/devices/ 2>/dev/null)" ] &&
+		[ -z "$(ls /sys/class/rtrs-server/ 2>/dev/null)" ]
+}
+
+# has_session SESS: the server exports the null_blk to session SESS.
+has_session() {
+	[ -d "/sys/class/rnbd-server/ctl/devices/nullb0/sessions/$1" ]
+}
+
+# log_count SINCE REGEX: kernel log lines since uptime SINCE that match.
+log_count() {
+	dmesg | awk -F '[][]' -v t="$1" '$2 + 0 >= t' | grep -c -E "$2"
+}
+
+# serve TAG SESS DONE: wait for the client's session SESS to come, for the
+# client to say it is done with it, and for the session to go.  A session
+# goes away for a while when all its paths fail, so its absence alone does
+# not end a phase.  Counts the stalls of rxe under IO (see rnbd.sh) that
+# closed a path meanwhile.
+serve() {
+	local since
+	since=$(cut -d ' ' -f 1 /proc/uptime)
+	check "$1: session $2 opened on nullb0" wait_for 420 has_session "$2"
+	check "$1: client done" wait_for 600 answers "$3"
+	check "$1: session $2 closed, nothing left" wait_for 60 no_session
+	figure "$1: server: rxe registered a valid MR again" \
+		"$(log_count "$since" 'rxe_reg_fast_mr: .* not free') times;" \
+		"$(log_count "$since" 'stopped moving, closing the path') paths" \
+		"closed as stalled"
+}
+
+# server_side: phase A with the mainline modules, phase B with ours.
+server_side() {
+	# Memory backed, so that what was written reads back.
+	check "null_blk" modprobe null_blk nr_devices=1 gb=1 memory_backed=1
+	check "$A: load mainline rnbd_server" modprobe rnbd_server
+	check "$A: rtrs_server and rtrs_core are mainline" \
+		eval "mainline rtrs_server && mainline rtrs_core"
+	serve "$A" interop-a "$DONE_A"
+	check "$A: unload mainline rnbd_server" unload server
+
+	check "$B: load our rtrs-server and rnbd-server" load_ours server
+	check "$B: rtrs_server and rtrs_core are ours" \
+		eval "ours rtrs_server && ours rtrs_core"
+	check "$B: announce the switch on the wire" announce "$SWITCHED"
+	serve "$B" interop-b "$DONE_B"
+	check "$B: unload our rnbd-server" unload server
+	check "no error from rnbd-server in the kernel log" \
+		not eval "dmesg -l err,crit,alert,emerg | grep -i rnbd"
+}
+
+# ---- client ------------------------------------------------------------
+
+# fio_run NAME ARGS...: one fio job on the remote device; its output is
+# kept, its exit status (verify errors included) is the result.
+fio_run() {
+	local name=$1
+	shift
+	timeout 300 fio --name="$name" --ioengine=libaio --direct=1 --verify_fatal=1 \
+		"$@" --output="$F/$name.out" 2>"$F/$name.err" && return 0
+	cat "$F/$name.err" "$F/$name.out" | grep -m 1 -i -E 'verify|error|err=' ||
+		echo "fio failed, see $F/$name.out"
+	return 1
+}
+
+# verify_write, verify_read NAME DEV: 4 MiB of 4 KiB random writes with
+# crc32c; then reads of the same blocks that check them.  About 15 s
+# each under TCG.
+verify_write() {
+	fio_run "$1-write" --filename="/dev/$2" --rw=randwrite --bs=4k \
+		--size=4m --iodepth=16 --verify=crc32c --do_verify=0
+}
+
+verify_read() {
+	fio_run "$1-read" --filename="/dev/$2" --rw=randwrite --bs=4k \
+		--size=4m --iodepth=16 --verify=crc32c --verify_only=1
+}
+
+# fio_iops NAME: the IOPS fio reported for job NAME.
+fio_iops() {
+	grep -o -m 1 'IOPS=[^,]*' "$F/$1.out" | cut -d= -f2
+}
+
+# map_to FILE SESS: map the null_blk over both paths as session SESS; the
+# block device's name goes to FILE.
+map_to() {
+	local dev
+	dev=$(rnbd_map "$2" "$NULLB" "$PATH1" "$PATH2") || return 1
+	echo "$dev" >"$1"
+}
+
+# path_state SESS DST: the client's state of the path of SESS to DST.
+path_state() {
+	cat /sys/class/rtrs-client/"$1"/paths/*@ip:"$2"/state 2>/dev/null
+}
+
+path_up() {
+	local state
+	state=$(path_state "$@")
+	[ "$state" = connected ] || { echo "path to $2: '$state'"; return 1; }
+}
+
+path_down() {
+	not path_up "$@"
+}
+
+both_up() {
+	path_up "$1" "$SERVER" && path_up "$1" "$SERVER2"
+}
+
+# io_loop TAG DEV: 2 MiB fio jobs of random writes, each checked by its
+# reads (crc32c), one after another until $STOP exists.  Each job that
+# ends adds a line to $RUNS; each failed one also to $FAILED.
+STOP=$RTRS_TMP/stop
+RUNS=$RTRS_TMP/runs
+FAILED=$RTRS_TMP/failed
+io_loop() {
+	local i=0 why
+	while [ ! -e "$STOP" ]; do
+		i=$((i + 1))
+		if ! why=$(fio_run "$1-loop" --filename="/dev/$2" --rw=randwrite \
+			--bs=4k --size=2m --iodepth=16 --verify=crc32c); then
+			echo "job $i: $why" >>"$FAILED"
+			cp "$F/$1-loop.out" "$F/$1-loop-$i.out"
+		fi
+		echo "$i" >>"$RUNS"
+	done
+}
+
+runs() {
+	wc -l <"$RUNS"
+}
+
+# more_runs_than N: more than N loop jobs have ended.
+more_runs_than() {
+	[ "$(runs)" -gt "$1" ]
+}
+
+no_failed_job() {
+	[ -s "$FAILED" ] && { head -n 1 "$FAILED"; return 1; }
+	return 0
+}
+
+# no_io_error DEV SINCE: the kernel logged no IO error of block device
+# DEV since uptime SINCE.
+no_io_error() {
+	dmesg | awk -F '[][]' -v t="$2" '$2 + 0 >= t' |
+		grep -E "error, dev $1," && return 1
+	return 0
+}
+
+# cut_path, mend_path: the client's packets to the server's second
+# address go to a MAC address nobody has, and the server's NIC drops them;
+# the server's packets still arrive, but what answers them is lost.  A
+# blackhole route would not do: rxe looks its routes up with eth0 as the
+# output device, and such a lookup takes a blackhole or unreachable route
+# for an on-link destination.  mend_path lets ARP find the server again.
+cut_path() {
+	ip neigh replace "$SERVER2" lladdr 02:00:00:00:00:00 dev eth0 nud permanent
+}
+
+mend_path() {
+	ip neigh del "$SERVER2" dev eth0
+}
+
+# path_failure TAG SESS DEV: the second path fails and comes back under
+# verified IO.
+path_failure() {
+	local tag=$1 sess=$2 dev=$3 loop t0 down up since
+	since=$(cut -d ' ' -f 1 /proc/uptime)
+	rm -f "$STOP" "$RUNS" "$FAILED"
+	: >"$RUNS"
+	: >"$FAILED"
+	io_loop "$tag" "$dev" &
+	loop=$!
+	check "$tag: verified IO runs" wait_for 120 more_runs_than 0
+	# A path that rxe stalled under the IO (see rnbd.sh) is closed and
+	# reconnects: the cut is for a session with both paths up.
+	check "$tag: both paths up before the cut" wait_for 120 both_up "$sess"
+	t0=$SECONDS
+	check "$tag: cut the second path" cut_path
+	check "$tag: second path goes down" wait_for 180 path_down "$sess" "$SERVER2"
+	down=$(runs)
+	figure "$tag: second path down after $((SECONDS - t0)) s" \
+		"(state '$(path_state "$sess" "$SERVER2")'," \
+		"first path '$(path_state "$sess" "$SERVER")')"
+	check "$tag: first path stays up" path_up "$sess" "$SERVER"
+	check "$tag: verified IO goes on over the first path" \
+		wait_for 120 more_runs_than "$((down + 1))"
+	check "$tag: mend the second path" mend_path
+	t0=$SECONDS
+	check "$tag: second path reconnects" wait_for 180 path_up "$sess" "$SERVER2"
+	up=$(runs)
+	figure "$tag: second path reconnected $((SECONDS - t0)) s after it" \
+		"was mended; $((up - down)) fio jobs ended while it was down"
+	check "$tag: verified IO goes on over both paths" \
+		wait_for 120 more_runs_than "$up"
+	touch "$STOP"
+	wait "$loop"
+	figure "$tag: path failure: $(runs) fio jobs of 2 MiB," \
+		"$(wc -l <"$FAILED") failed"
+	check "$tag: path failure, no fio job failed" no_failed_job
+	check "$tag: path failure, no IO error in the kernel log" no_io_error "$dev" "$since"
+}
+
+# phase TAG SESS: map, verified IO, path failure, unmap.
+phase() {
+	local tag=$1 sess=$2 dev
+	check "$tag: map over two paths" retry_until 300 map_to "$RTRS_TMP/dev" "$sess"
+	dev=$(cat "$RTRS_TMP/dev" 2>/dev/null)
+	[ -n "$dev" ] || return
+	check "$tag: both paths connected" wait_for 60 both_up "$sess"
+	check "$tag: fio 4k random write" verify_write "$tag" "$dev"
+	check "$tag: fio 4k random read, crc32c verify" verify_read "$tag" "$dev"
+	figure "$tag: fio 4k iodepth 16 over two paths:" \
+		"write $(fio_iops "$tag-write") IOPS, read $(fio_iops "$tag-read") IOPS"
+	path_failure "$tag" "$sess" "$dev"
+	check "$tag: unmap" rnbd_unmap "$dev"
+	rm -f "$RTRS_TMP/dev"
+}
+
+# client_side: phase A with our modules, phase B with the mainline ones.
+client_side() {
+	check "$A: load our rtrs-client and rnbd-client" load_ours client
+	check "$A: rtrs_client and rtrs_core are ours" \
+		eval "ours rtrs_client && ours rtrs_core"
+	phase "$A" interop-a
+	check "$A: unload our rnbd-client" unload client
+	check "$A: announce the end on the wire" announce "$DONE_A"
+
+	check "$B: server switched to ours" wait_for 300 answers "$SWITCHED"
+	check "$B: load mainline rnbd_client" modprobe rnbd_client
+	check "$B: rtrs_client and rtrs_core are mainline" \
+		eval "mainline rtrs_client && mainline rtrs_core"
+	phase "$B" interop-b
+	check "$B: unload mainline rnbd_client" unload client
+	check "$B: announce the end on the wire" announce "$DONE_B"
+}
+
+"${RTRS_ROLE}_side"
+if [ -f "$RESULTS/figures" ]; then
+	cat "$RESULTS/figures"
+fi
