@@ -20,6 +20,7 @@
 #include <linux/slab.h>
 
 #include "rtrs-clt.h"
+#include "trace/clt.h"
 
 static void rtrs_clt_write_done(struct ib_cq *cq, struct ib_wc *wc);
 static void rtrs_clt_inv_done(struct ib_cq *cq, struct ib_wc *wc);
@@ -33,6 +34,7 @@ static struct ib_cqe rtrs_clt_reg_cqe = {
 static void rtrs_clt_wc_failed(struct rtrs_clt_con *con, struct ib_wc *wc,
 			       const char *what)
 {
+	trace_rtrs_clt_con_error(con, what, wc->status);
 	if (wc->status != IB_WC_WR_FLUSH_ERR)
 		pr_err_ratelimited("%s: connection %u: %s failed: %s\n",
 				   con->c.path->sessname, con->c.cid, what,
@@ -148,6 +150,9 @@ static void rtrs_clt_req_release(struct rtrs_clt_io_req *req)
 /* The request is over: give the user its result, exactly once. */
 static void rtrs_clt_req_complete(struct rtrs_clt_io_req *req)
 {
+	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
+
+	trace_rtrs_clt_complete(req, req - path->reqs);
 	rtrs_clt_req_unmap(req);
 	rtrs_clt_req_release(req);
 	req->conf(req->priv, req->status);
@@ -860,6 +865,7 @@ int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
 	atomic_inc(&path->stats.inflight);
 	WRITE_ONCE(req->sent_at, jiffies);
 	WRITE_ONCE(req->in_use, true);
+	trace_rtrs_clt_submit(req, permit->mem_id);
 	if (dir == READ)
 		err = rtrs_clt_read_req(req, count);
 	else

@@ -14,6 +14,16 @@
 #include <linux/slab.h>
 
 #include "rtrs-clt.h"
+#include "trace/clt.h"
+
+/* Move @path to @new; the caller holds @path->state_lock. */
+static void rtrs_clt_path_set_state(struct rtrs_clt_path *path,
+				    enum rtrs_clt_state new)
+{
+	lockdep_assert_held(&path->state_lock);
+	trace_rtrs_clt_path_state(path, new);
+	WRITE_ONCE(path->state, new);
+}
 
 /**
  * rtrs_clt_path_error() - a path failed
@@ -31,7 +41,7 @@ void rtrs_clt_path_error(struct rtrs_clt_path *path)
 	spin_lock_irqsave(&path->state_lock, flags);
 	switch (path->state) {
 	case RTRS_CLT_CONNECTED:
-		WRITE_ONCE(path->state, RTRS_CLT_CLOSING);
+		rtrs_clt_path_set_state(path, RTRS_CLT_CLOSING);
 		queue_work(rtrs_clt_wq, &path->close_work);
 		break;
 	case RTRS_CLT_CONNECTING:
@@ -53,7 +63,7 @@ static bool rtrs_clt_path_change_state(struct rtrs_clt_path *path,
 
 	spin_lock_irq(&path->state_lock);
 	if (path->state == old) {
-		WRITE_ONCE(path->state, new);
+		rtrs_clt_path_set_state(path, new);
 		changed = true;
 	}
 	spin_unlock_irq(&path->state_lock);
@@ -343,11 +353,11 @@ void rtrs_clt_path_schedule_reconnect(struct rtrs_clt_path *path,
 	spin_lock_irq(&path->state_lock);
 	if (path->state == from) {
 		if (!path->stay_down && rtrs_clt_may_reconnect(path)) {
-			WRITE_ONCE(path->state, RTRS_CLT_RECONNECTING);
+			rtrs_clt_path_set_state(path, RTRS_CLT_RECONNECTING);
 			queue_delayed_work(rtrs_clt_wq, &path->reconnect_dwork,
 					   delay);
 		} else {
-			WRITE_ONCE(path->state, RTRS_CLT_CLOSED);
+			rtrs_clt_path_set_state(path, RTRS_CLT_CLOSED);
 		}
 	}
 	spin_unlock_irq(&path->state_lock);
@@ -450,7 +460,7 @@ int rtrs_clt_path_reconnect(struct rtrs_clt_path *path)
 void rtrs_clt_path_set_dead(struct rtrs_clt_path *path)
 {
 	spin_lock_irq(&path->state_lock);
-	WRITE_ONCE(path->state, RTRS_CLT_DEAD);
+	rtrs_clt_path_set_state(path, RTRS_CLT_DEAD);
 	spin_unlock_irq(&path->state_lock);
 }
 
@@ -466,7 +476,7 @@ void rtrs_clt_path_set_dead(struct rtrs_clt_path *path)
 void rtrs_clt_path_close(struct rtrs_clt_path *path)
 {
 	spin_lock_irq(&path->state_lock);
-	WRITE_ONCE(path->state, RTRS_CLT_DEAD);
+	rtrs_clt_path_set_state(path, RTRS_CLT_DEAD);
 	/* A connect in progress gives up at its next wait. */
 	WRITE_ONCE(path->connect_failed, true);
 	complete(&path->info_done);

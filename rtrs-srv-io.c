@@ -23,6 +23,7 @@
 #include <linux/slab.h>
 
 #include "rtrs-srv.h"
+#include "trace/srv.h"
 
 /* The work requests of one answer, built on the stack. */
 struct rtrs_srv_rsp_wrs {
@@ -140,6 +141,7 @@ bool rtrs_srv_wc_ok(struct rtrs_srv_path *path, struct ib_wc *wc,
 {
 	if (likely(wc->status == IB_WC_SUCCESS))
 		return true;
+	trace_rtrs_srv_con_error(path, what, wc->status);
 	if (wc->status != IB_WC_WR_FLUSH_ERR)
 		pr_err_ratelimited("%s: %s failed: %s\n", path->s.sessname,
 				   what, ib_wc_status_msg(wc->status));
@@ -309,6 +311,7 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 	struct ib_send_wr *first = NULL, **tail = &first;
 	int err;
 
+	trace_rtrs_srv_answer(path, op->msg_id, status);
 	if (op->dir == READ && !status && op->sg_cnt)
 		rtrs_srv_add_data_wr(con, op, &w, &tail);
 	if (path->always_invalidate)
@@ -514,6 +517,7 @@ static void rtrs_srv_process_io(struct rtrs_srv_con *con, u32 id, u32 off)
 	op->sg_cnt = io.sg_cnt;
 	op->desc = io.desc;
 	op->need_inval = io.need_inval;
+	trace_rtrs_srv_request(path, id, io.dir, io.data_len, io.usr_len);
 	this_cpu_inc(path->stats->cnt[io.dir]);
 	this_cpu_add(path->stats->bytes[io.dir], io.dir == READ ?
 		     le32_to_cpu(io.desc.len) : io.data_len);

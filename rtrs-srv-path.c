@@ -18,6 +18,7 @@
 #include <rdma/ib_cm.h>
 
 #include "rtrs-srv.h"
+#include "trace/srv.h"
 
 /**
  * rtrs_srv_path_state() - state of a path, read without a lock
@@ -46,8 +47,10 @@ bool rtrs_srv_change_state(struct rtrs_srv_path *path,
 
 	spin_lock_irqsave(&path->state_lock, flags);
 	changed = path->state == old;
-	if (changed)
+	if (changed) {
+		trace_rtrs_srv_path_state(path, new);
 		WRITE_ONCE(path->state, new);
+	}
 	spin_unlock_irqrestore(&path->state_lock, flags);
 	return changed;
 }
@@ -69,8 +72,10 @@ void rtrs_srv_close_path(struct rtrs_srv_path *path)
 	spin_lock_irqsave(&path->state_lock, flags);
 	close = path->state == RTRS_SRV_CONNECTING ||
 		path->state == RTRS_SRV_CONNECTED;
-	if (close)
+	if (close) {
+		trace_rtrs_srv_path_state(path, RTRS_SRV_CLOSING);
 		WRITE_ONCE(path->state, RTRS_SRV_CLOSING);
+	}
 	spin_unlock_irqrestore(&path->state_lock, flags);
 
 	if (close)

@@ -39,6 +39,31 @@ under_loss() {
 	[ "$(retries)" -gt "$r0" ] || { echo "no retransmission happened"; return 1; }
 }
 
+# The client's and the server's tracepoints, on and off; off, the trace
+# so far goes to RTRS_TMP/trace.
+TRACING=/sys/kernel/tracing
+trace_on() {
+	[ -d "$TRACING/events" ] || mount -t tracefs nodev "$TRACING" || return 1
+	echo >"$TRACING/trace" &&
+	echo 1 >"$TRACING/events/rtrs_clt/enable" &&
+	echo 1 >"$TRACING/events/rtrs_srv/enable"
+}
+
+trace_off() {
+	echo 0 >"$TRACING/events/rtrs_clt/enable" &&
+	echo 0 >"$TRACING/events/rtrs_srv/enable" &&
+	cat "$TRACING/trace" >"$RTRS_TMP/trace" && echo >"$TRACING/trace" &&
+	head -n 60 "$RTRS_TMP/trace" >"$RESULTS/trace-head"
+}
+
+# traced EVENT: EVENT is in the trace, and how often.
+traced() {
+	local n
+	n=$(grep -c " $1: " "$RTRS_TMP/trace")
+	echo "$1: $n"
+	[ "$n" -gt 0 ]
+}
+
 kernel_log_quiet() {
 	! dmesg | grep -E "stopped moving|not free|failed: |closing the path"
 }
@@ -52,10 +77,19 @@ check "load rtrs-server" insmod "$b/rtrs-server.ko" sess_queue_depth=128
 for m in rtrs-client tests/user/rtrs-test-srv; do
 	check "load $(basename $m)" insmod "$b/$m.ko"
 done
+check "tracepoints on" trace_on
 check "open a session over one path" \
 	insmod "$b/tests/user/rtrs-test-clt.ko" paths="$P1" threads=4
 check "start verified IO" sh -c "echo 1 > $PARAMS/run"
 check "IO flows" ios_grow 3
+check "tracepoints off" trace_off
+for ev in rtrs_clt_path_state rtrs_clt_submit rtrs_clt_complete \
+	  rtrs_srv_path_state rtrs_srv_request rtrs_srv_answer; do
+	check "trace shows $ev" traced "$ev"
+done
+check "trace shows the path come up" grep -q \
+	"rtrs_clt_path_state: rtrs-test-clt: path to $PAIR_B:1234: connecting -> connected" \
+	"$RTRS_TMP/trace"
 
 for dev in veth0 veth1; do
 	check "$PCT % loss on $dev" tc qdisc add dev "$dev" root netem loss "$PCT%"

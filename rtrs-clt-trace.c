@@ -1,0 +1,6 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rtrs: RDMA transport, client: the tracepoints' definitions.
+ */
+#define CREATE_TRACE_POINTS
+#include "trace/clt.h"
