@@ -18,6 +18,8 @@
  *   echo 1 > /sys/module/rtrs_bench_clt/parameters/run
  *   cat /sys/module/rtrs_bench_clt/parameters/result
  *
+ * "max_io_size" says how large an IO the session takes.
+ *
  * It uses only rtrs.h: the same source builds against this project's
  * header and mainline's.
  */
@@ -366,6 +368,25 @@ static const struct kernel_param_ops bench_result_ops = {
 };
 module_param_cb(result, &bench_result_ops, NULL, 0444);
 MODULE_PARM_DESC(result, "figures of the last point, name=value pairs");
+
+static int bench_max_io_size_get(char *buf, const struct kernel_param *kp)
+{
+	struct rtrs_attrs attr;
+	int err;
+
+	if (!bench_clt)
+		return -ENODEV;
+	err = rtrs_clt_query(bench_clt, &attr);
+	if (err)
+		return err;
+	return sysfs_emit(buf, "%u\n", attr.max_io_size);
+}
+
+static const struct kernel_param_ops bench_max_io_size_ops = {
+	.get	= bench_max_io_size_get,
+};
+module_param_cb(max_io_size, &bench_max_io_size_ops, NULL, 0444);
+MODULE_PARM_DESC(max_io_size, "the largest IO the session takes, in bytes");
 
 static void bench_link_ev(void *priv, enum rtrs_clt_link_ev ev)
 {
