@@ -9,6 +9,9 @@
 #                                          1000; remove/add path cycles and
 #                                          rnbd map/unmap cycles, default 100)
 #   make run                               the main job (see README.md)
+#   make bench [BENCH_QUICK=1] [BENCH_REPS=N]
+#                                          ours against mainline rtrs,
+#                                          nvme-rdma and raw rxe
 #   make clean                             remove what the above made
 #
 # KDIR defaults to the running kernel's build tree when it exists, else to
@@ -18,7 +21,7 @@ RTRS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rtrs
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
 KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(RTRS_CACHE)/test-kernel/build)
 
-.PHONY: all modules clean check run kernel
+.PHONY: all modules clean check run bench kernel
 
 all: modules
 
@@ -36,6 +39,9 @@ check:
 
 run:
 	tests/harness/run.sh
+
+bench:
+	BENCH_QUICK=$(BENCH_QUICK) BENCH_REPS=$(BENCH_REPS) tests/harness/bench.sh
 
 clean:
 	@if [ -f $(KDIR)/Makefile ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi

@@ -10,7 +10,7 @@ PKGS=(
 	xz-utils rsync python3 sparse git
 	linux-source-6.1 linux-headers-amd64
 	qemu-system-x86 busybox-static
-	rdma-core ibverbs-utils rdmacm-utils perftest fio iproute2 jq
+	rdma-core ibverbs-utils rdmacm-utils perftest fio iproute2 jq nvme-cli
 	dkms python3-docutils
 )
 

@@ -36,3 +36,33 @@ rtrs_die() {
 	rtrs_log "error: $*"
 	exit 1
 }
+
+# The jobs a user runs (make run, make bench) say which one failed and
+# where its logs are: JOB names it ("run"), LOGS is its log directory.
+failed() {
+	echo
+	echo "make $JOB FAILED: $*"
+	echo "logs: $LOGS"
+	exit 1
+}
+
+# step WHAT LOG CMD...: a set-up step of a job; its output goes to LOG.
+step() {
+	local what=$1 log=$2
+	shift 2
+	rtrs_log "$what"
+	"$@" >"$log" 2>&1 || failed "$what (see $log)"
+}
+
+# job_stock_kernel: a job's first steps: a fresh LOGS, the packages it
+# needs, and Debian's stock kernel; sets sver, sdir and KDIR.
+job_stock_kernel() {
+	local h=$RTRS_TOP/tests/harness
+
+	rm -rf "$LOGS" && mkdir -p "$LOGS" || failed "cannot make $LOGS"
+	step "installing what is missing" "$LOGS/deps.log" "$h/deps.sh"
+	rtrs_log "stock kernel"
+	read -r sver sdir < <("$h/stock-kernel.sh" 2>"$LOGS/stock-kernel.log") ||
+		failed "unpacking the stock kernel (see $LOGS/stock-kernel.log)"
+	KDIR=$(cat "$sdir/KDIR")
+}

@@ -18,24 +18,11 @@ set -uo pipefail
 
 t0=$(date +%s)
 H=$RTRS_TOP/tests/harness
+JOB=run
 LOGS=$RTRS_RESULTS/run
 PATHS=${PATHS:-1}
 FIO_JOB=${FIO_JOB:-}
 
-failed() {
-	echo
-	echo "make run FAILED: $*"
-	echo "logs: $LOGS"
-	exit 1
-}
-
-# step WHAT LOG CMD...: a set-up step; its output goes to LOG.
-step() {
-	local what=$1 log=$2
-	shift 2
-	rtrs_log "$what"
-	"$@" >"$log" 2>&1 || failed "$what (see $log)"
-}
 
 case "$PATHS" in
 1|2) ;;
@@ -46,14 +33,7 @@ for opt in $FIO_JOB; do
 		{ echo "make run: FIO_JOB: '$opt' is not a fio option (name=value)" >&2; exit 2; }
 done
 
-rm -rf "$LOGS"
-mkdir -p "$LOGS"
-
-step "installing what is missing" "$LOGS/deps.log" "$H/deps.sh"
-rtrs_log "stock kernel"
-read -r sver sdir < <("$H/stock-kernel.sh" 2>"$LOGS/stock-kernel.log") ||
-	failed "unpacking the stock kernel (see $LOGS/stock-kernel.log)"
-KDIR=$(cat "$sdir/KDIR")
+job_stock_kernel
 
 # The modules, built in a copy of the tree where the guest looks for them.
 B=$RTRS_TOP/build/stock

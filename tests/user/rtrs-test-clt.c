@@ -28,6 +28,7 @@
 
 #include "rtrs.h"
 #include "rtrs-test.h"
+#include "../rtrs-test-paths.h"
 
 #define TEST_MAX_PATHS	8
 #define TEST_MAX_THREADS	16
@@ -251,34 +252,6 @@ static void test_link_ev(void *priv, enum rtrs_clt_link_ev ev)
 						     "disconnected");
 }
 
-static int test_parse_paths(struct rtrs_addr *addrs,
-			    struct sockaddr_storage (*ss)[2])
-{
-	char *list, *cur, *tok;
-	int n = 0, err = 0;
-
-	if (!paths)
-		return -EINVAL;
-	list = kstrdup(paths, GFP_KERNEL);
-	if (!list)
-		return -ENOMEM;
-	cur = list;
-	while ((tok = strsep(&cur, ",")) && !err) {
-		if (!*tok)
-			continue;
-		if (n == TEST_MAX_PATHS) {
-			err = -E2BIG;
-			break;
-		}
-		addrs[n].src = &ss[n][0];
-		addrs[n].dst = &ss[n][1];
-		err = rtrs_addr_to_sockaddr(tok, strlen(tok), port, &addrs[n]);
-		n++;
-	}
-	kfree(list);
-	return err ?: (n ?: -EINVAL);
-}
-
 static int __init rtrs_test_clt_init(void)
 {
 	struct sockaddr_storage (*ss)[2];
@@ -291,7 +264,8 @@ static int __init rtrs_test_clt_init(void)
 		return -EINVAL;
 	addrs = kcalloc(TEST_MAX_PATHS, sizeof(*addrs), GFP_KERNEL);
 	ss = kcalloc(TEST_MAX_PATHS, sizeof(*ss), GFP_KERNEL);
-	n = addrs && ss ? test_parse_paths(addrs, ss) : -ENOMEM;
+	n = addrs && ss ? rtrs_test_parse_paths(paths, port, addrs, ss,
+						TEST_MAX_PATHS) : -ENOMEM;
 	if (n > 0)
 		test_clt = rtrs_clt_open(&ops, sessname, addrs, n, port, 0, 1,
 					 max_reconnect_attempts, 0);

@@ -1,0 +1,349 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The guest side of make bench (tests/harness/bench.sh), on the stock
+# kernel: one boot measures every stack over the same rxe pair and the same
+# null_blk, loading and unloading them in turn.
+#
+#   raw       perftest ib_write_bw and ib_write_lat, rxe0 -> rxe1
+#   ours      rtrs-bench-clt/-srv, then rnbd, over this project's rtrs
+#   mainline  the same over mainline's rtrs (built from the source package)
+#   nvme      nvme-rdma to nvmet-rdma
+#
+# Each repetition runs every stack once; the order turns by one stack per
+# repetition, so drift in the machine's load falls on all of them alike.
+# Every point appends one line to /run/results/points:
+#
+#   <rep> <stack> <layer> <point> name=value...
+#
+# Environment: BENCH_REPS, BENCH_FIO_S, BENCH_RTRS_S, BENCH_RAW_S,
+# BENCH_LAT_ITERS, BENCH_DIR (build dir with ours/, mainline/ and their
+# -bench/ modules).
+
+. "$RTRS_TOP/tests/e2e/topology.sh"
+. "$RTRS_TOP/tests/e2e/rnbd-lib.sh"
+
+REPS=${BENCH_REPS:-3}
+FIO_S=${BENCH_FIO_S:-10}
+RTRS_S=${BENCH_RTRS_S:-5}
+RAW_S=${BENCH_RAW_S:-5}
+LAT_ITERS=${BENCH_LAT_ITERS:-20000}
+DIR=${BENCH_DIR:-$RTRS_TOP/build/bench}
+STACKS=(raw ours mainline nvme)
+POINTS=$RESULTS/points
+BENCH_PARAMS=/sys/module/rtrs_bench_clt/parameters
+NQN=nqn.2014-08.org.example:rtrs-bench
+NVMET=/sys/kernel/config/nvmet
+HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-000000000001
+HOSTID=00000000-0000-4000-8000-000000000001
+
+# must NAME CMD...: a check that ends the run when it fails.
+must() {
+	check "$@"
+	grep -q "^FAIL $RTRS_NAME/$1" "$RESULTS/checks" && exit 1
+	return 0
+}
+
+# cpu_ticks: busy time of all CPUs so far, in USER_HZ ticks.
+cpu_ticks() {
+	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
+}
+
+# rxe_pkts: packets both rxe devices have sent so far.
+rxe_pkts() {
+	echo $(( $(rxe_counter rxe0 sent_pkts) + $(rxe_counter rxe1 sent_pkts) ))
+}
+
+# cost OPS TICKS0 PKTS0: CPU time and packets per IO since the snapshot.
+cost() {
+	local ops=$1 ticks=$(( $(cpu_ticks) - $2 )) pkts=$(( $(rxe_pkts) - $3 ))
+	awk -v o="$ops" -v t="$ticks" -v p="$pkts" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { if (o > 0) printf "cpu_us_per_io=%.1f pkts_per_io=%.2f", t * 1e6 / hz / o, p / o }'
+}
+
+# point REP STACK LAYER NAME FIGURES...: one measured point.
+point() {
+	echo "$*" >>"$POINTS"
+	echo "point: $*"
+}
+
+# ---- memory ----------------------------------------------------------------
+
+# mem_before / mem_after REP STACK: what a session costs, client and
+# server together, as MemFree, Slab and VmallocUsed see it.
+mem_before() {
+	mem_snapshot MF0 SL0 VM0
+}
+
+mem_after() {
+	local f s v
+	mem_snapshot f s v || return 1
+	point "$1" "$2" mem session "free_kib=$(( MF0 - f ))" \
+		"slab_kib=$(( s - SL0 ))" "vmalloc_kib=$(( v - VM0 ))"
+}
+
+# ---- raw rxe ---------------------------------------------------------------
+
+# perftest TOOL SIZE ARGS...: one perftest run from rxe0 to rxe1 over RDMA
+# CM; the client's output on stdout.
+perftest() {
+	local tool=$1 size=$2 spid rc
+	shift 2
+	timeout 120 "$tool" -R -d rxe1 -s "$size" -F "$@" \
+		>"$RTRS_TMP/perftest-server.log" 2>&1 &
+	spid=$!
+	sleep 2
+	timeout 120 "$tool" -R -d rxe0 -s "$size" -F "$@" \
+		--source_ip "$PAIR_A" "$PAIR_B" 2>&1
+	rc=$?
+	wait "$spid" || rc=1
+	return "$rc"
+}
+
+# raw_bw REP SIZE NAME: ib_write_bw for $RAW_S seconds.
+raw_bw() {
+	local out line
+	out=$(perftest ib_write_bw "$2" -D "$RAW_S") ||
+		{ echo "$out" | tail -n 3; return 1; }
+	# #bytes #iterations BW-peak BW-average[MB/s] MsgRate[Mpps]
+	line=$(awk -v s="$2" '$1 == s && NF >= 5 { print $5 }' <<<"$out" | tail -n 1)
+	[ -n "$line" ] || { echo "$out" | tail -n 3; return 1; }
+	point "$1" raw perftest "$3" "$(awk -v m="$line" -v s="$2" \
+		'BEGIN { printf "iops=%.0f mib_s=%.2f", m * 1e6, m * 1e6 * s / 1048576 }')"
+}
+
+# raw_lat REP SIZE NAME: ib_write_lat, $LAT_ITERS round trips.
+raw_lat() {
+	local out fig
+	out=$(perftest ib_write_lat "$2" -n "$LAT_ITERS") ||
+		{ echo "$out" | tail -n 3; return 1; }
+	# #bytes #iterations t_min t_max t_typical t_avg t_stdev 99% 99.9%
+	fig=$(awk -v s="$2" '$1 == s && NF >= 8 { printf "p50_us=%s avg_us=%s p99_us=%s", $5, $6, $8 }' <<<"$out" |
+		tail -n 1)
+	[ -n "$fig" ] || { echo "$out" | tail -n 3; return 1; }
+	point "$1" raw perftest "$3" "$fig"
+}
+
+stack_raw() {
+	check "raw: ib_write_bw 4k" raw_bw "$1" 4096 write_bw-4k
+	check "raw: ib_write_bw 128k" raw_bw "$1" 131072 write_bw-128k
+	check "raw: ib_write_lat 8" raw_lat "$1" 8 write_lat-8b
+	check "raw: ib_write_lat 4k" raw_lat "$1" 4096 write_lat-4k
+}
+
+# ---- fio -------------------------------------------------------------------
+
+FIO_POINTS=(
+	"randread-4k-qd1 randread 4k 1"
+	"randwrite-4k-qd1 randwrite 4k 1"
+	"randread-4k-qd32 randread 4k 32"
+	"randwrite-4k-qd32 randwrite 4k 32"
+	"read-128k-qd8 read 128k 8"
+	"write-128k-qd8 write 128k 8"
+)
+
+# fio_point REP STACK DEV NAME RW BS QD
+fio_point() {
+	local rep=$1 stack=$2 dev=$3 name=$4 rw=$5 bs=$6 qd=$7 t0 p0 dir fig ops
+	t0=$(cpu_ticks)
+	p0=$(rxe_pkts)
+	fio --name=bench --filename="/dev/$dev" --ioengine=libaio --direct=1 \
+		--rw="$rw" --bs="$bs" --iodepth="$qd" --time_based \
+		--runtime="$FIO_S" --output-format=json \
+		--output="$RTRS_TMP/fio.json" >"$RTRS_TMP/fio.log" 2>&1 ||
+		{ grep -m 1 . "$RTRS_TMP/fio.log"; return 1; }
+	case "$rw" in
+	*read) dir="read" ;;
+	*) dir="write" ;;
+	esac
+	fig=$(jq -r --arg d "$dir" '.jobs[0] | select(.error == 0) | .[$d] |
+		"ops=\(.total_ios) iops=\(.iops | floor) mib_s=\(.bw / 1024 * 100 | floor / 100)" +
+		" p50_us=\(.clat_ns.percentile["50.000000"] / 1000)" +
+		" p99_us=\(.clat_ns.percentile["99.000000"] / 1000)"' "$RTRS_TMP/fio.json")
+	[ -n "$fig" ] || { echo "fio: no figures"; return 1; }
+	ops=${fig%% *}
+	ops=${ops#ops=}
+	point "$rep" "$stack" fio "$name" "$fig" "$(cost "$ops" "$t0" "$p0")"
+}
+
+# fio_all REP STACK DEV
+fio_all() {
+	local p
+	for p in "${FIO_POINTS[@]}"; do
+		# shellcheck disable=SC2086
+		check "$2: fio $p" fio_point "$1" "$2" "$3" $p
+	done
+}
+
+# ---- rtrs: the benchmark users, then rnbd ------------------------------------
+
+RTRS_POINTS=(
+	"read-4k-qd1 read 4096 1"
+	"write-4k-qd1 write 4096 1"
+	"read-4k-qd32 read 4096 32"
+	"write-4k-qd32 write 4096 32"
+	"read-large-qd8 read large 8"
+	"write-large-qd8 write large 8"
+)
+
+# rtrs_point REP STACK NAME DIR SIZE QD: one point of rtrs-bench-clt.
+# SIZE "large" is the largest IO the session takes, 128 KiB at most.
+rtrs_point() {
+	local rep=$1 stack=$2 name=$3 dir=$4 size=$5 qd=$6 t0 p0 r ops
+	[ "$size" = large ] && size=$LARGE
+	echo "$dir" >$BENCH_PARAMS/dir &&
+	echo "$size" >$BENCH_PARAMS/io_size &&
+	echo "$qd" >$BENCH_PARAMS/queue_depth &&
+	echo $(( RTRS_S * 1000 )) >$BENCH_PARAMS/runtime_ms || return 1
+	t0=$(cpu_ticks)
+	p0=$(rxe_pkts)
+	echo 1 >$BENCH_PARAMS/run || { dmesg | tail -n 2; return 1; }
+	r=$(cat $BENCH_PARAMS/result)
+	ops=$(sed -n 's/.*\bops=\([0-9]*\).*/\1/p' <<<"$r")
+	point "$rep" "$stack" rtrs "$name" "$(awk -v s="$size" '{
+			for (i = 1; i <= NF; i++) {
+				split($i, kv, "=")
+				v[kv[1]] = kv[2]
+			}
+			printf "ops=%d iops=%d mib_s=%.2f p50_us=%.1f p99_us=%.1f errors=%d io_size=%d",
+				v["ops"], v["iops"], v["kib_s"] / 1024, v["p50_ns"] / 1000,
+				v["p99_ns"] / 1000, v["errors"], s
+		}' <<<"$r")" "$(cost "$ops" "$t0" "$p0")"
+}
+
+# load_rtrs RTRS_DIR BENCH_DIR: a stack's rtrs and the benchmark server.
+load_rtrs() {
+	modprobe -a ib_core rdma_cm &&
+	insmod "$1/rtrs-core.ko" && insmod "$1/rtrs-server.ko" &&
+	insmod "$1/rtrs-client.ko" && insmod "$2/rtrs-bench-srv.ko"
+}
+
+# load_rnbd RTRS_DIR: the rnbd built on that rtrs.
+load_rnbd() {
+	insmod "$1/rnbd/rnbd-server.ko" && insmod "$1/rnbd/rnbd-client.ko"
+}
+
+# map_nullb: the server's /dev/nullb0 over rnbd; the device's name goes to
+# $RTRS_TMP/dev.
+map_nullb() {
+	rnbd_map bench /dev/nullb0 "ip:$PAIR_A@ip:$PAIR_B" >"$RTRS_TMP/dev"
+}
+
+# stack_rtrs REP STACK: load the stack's rtrs, measure the transport with
+# the benchmark users, then the block device with rnbd, and unload.
+stack_rtrs() {
+	local rep=$1 stack=$2 d=$DIR/$2 b=$DIR/$2-bench m p dev
+	must "$stack: load rtrs" load_rtrs "$d" "$b"
+	mem_before
+	must "$stack: bench session" insmod "$b/rtrs-bench-clt.ko" \
+		"paths=ip:$PAIR_A@ip:$PAIR_B"
+	check "$stack: session memory" mem_after "$rep" "$stack"
+	LARGE=$(cat $BENCH_PARAMS/max_io_size)
+	[ "${LARGE:-0}" -le 131072 ] || LARGE=131072
+	for p in "${RTRS_POINTS[@]}"; do
+		# shellcheck disable=SC2086
+		check "$stack: rtrs $p" rtrs_point "$rep" "$stack" $p
+	done
+	must "$stack: unload the bench users" rmmod rtrs-bench-clt rtrs-bench-srv
+	must "$stack: load rnbd" load_rnbd "$d"
+	must "$stack: map /dev/nullb0 over rnbd" map_nullb
+	dev=$(cat "$RTRS_TMP/dev")
+	fio_all "$rep" "$stack" "$dev"
+	must "$stack: unmap" rnbd_unmap "$dev"
+	for m in rnbd-client rnbd-server rtrs-client rtrs-server rtrs-core; do
+		must "$stack: unload $m" rmmod "$m"
+	done
+}
+
+stack_ours() {
+	stack_rtrs "$1" ours
+}
+
+stack_mainline() {
+	stack_rtrs "$1" mainline
+}
+
+# ---- nvme-rdma -------------------------------------------------------------
+
+# nvmet_up: export /dev/nullb0 over nvmet-rdma on $PAIR_B.
+nvmet_up() {
+	local s=$NVMET/subsystems/$NQN p=$NVMET/ports/1
+	modprobe -a nvmet nvmet-rdma nvme-rdma || return 1
+	# configfs is a module on the stock kernel: not mounted at boot.
+	mountpoint -q /sys/kernel/config ||
+		mount -t configfs configfs /sys/kernel/config || return 1
+	mkdir "$s" && echo 1 >"$s/attr_allow_any_host" &&
+	mkdir "$s/namespaces/1" &&
+	echo -n /dev/nullb0 >"$s/namespaces/1/device_path" &&
+	echo 1 >"$s/namespaces/1/enable" &&
+	mkdir "$p" && echo rdma >"$p/addr_trtype" && echo ipv4 >"$p/addr_adrfam" &&
+	echo "$PAIR_B" >"$p/addr_traddr" && echo 4420 >"$p/addr_trsvcid" &&
+	ln -s "$s" "$p/subsystems/$NQN"
+}
+
+nvmet_down() {
+	local s=$NVMET/subsystems/$NQN p=$NVMET/ports/1
+	rm "$p/subsystems/$NQN" && rmdir "$p" &&
+	echo 0 >"$s/namespaces/1/enable" && rmdir "$s/namespaces/1" &&
+	rmdir "$s" && modprobe -r nvme-rdma nvmet-rdma nvmet
+}
+
+# nvme_connect: the host side, from $PAIR_A; the namespace's block device
+# (the only NVMe device of the guest) goes to $RTRS_TMP/dev.
+nvme_connect() {
+	local i b
+	nvme connect -t rdma -a "$PAIR_B" -s 4420 -w "$PAIR_A" -n "$NQN" \
+		--hostnqn="$HOSTNQN" --hostid="$HOSTID" || return 1
+	for i in $(seq 50); do
+		for b in /sys/block/nvme*n*; do
+			[[ "${b##*/}" =~ ^nvme[0-9]+n[0-9]+$ ]] || continue
+			echo "${b##*/}" >"$RTRS_TMP/dev"
+			return 0
+		done
+		sleep 0.2
+	done
+	echo "nvme_connect: no namespace block device" >&2
+	return 1
+}
+
+# try NAME CMD...: a check; its status says whether it passed.
+try() {
+	check "$@"
+	! grep -q "^FAIL $RTRS_NAME/$1" "$RESULTS/checks"
+}
+
+# A failure to set up nvme-rdma fails the run but does not end it: the
+# other stacks' figures are still worth having.
+NVME_BROKEN=
+
+stack_nvme() {
+	local rep=$1 dev
+	[ -z "$NVME_BROKEN" ] || return 0
+	NVME_BROKEN=1
+	try "nvme: nvmet-rdma target" nvmet_up || return 0
+	mem_before
+	try "nvme: connect" nvme_connect || return 0
+	check "nvme: session memory" mem_after "$rep" nvme
+	dev=$(cat "$RTRS_TMP/dev")
+	fio_all "$rep" nvme "$dev"
+	try "nvme: disconnect" nvme disconnect -n "$NQN" || return 0
+	try "nvme: target down" nvmet_down || return 0
+	NVME_BROKEN=
+}
+
+# ---- the run ---------------------------------------------------------------
+
+must "runs the stock kernel" grep -q -- "-amd64$" /proc/sys/kernel/osrelease
+must "veth pair with rxe on both ends" topology_pair
+must "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
+must "null_blk" modprobe null_blk nr_devices=1 gb=16
+echo "nproc $(nproc) kernel $(uname -r) reps $REPS fio ${FIO_S}s rtrs ${RTRS_S}s raw ${RAW_S}s" |
+	tee "$RESULTS/setup"
+
+for rep in $(seq "$REPS"); do
+	n=${#STACKS[@]}
+	for i in $(seq 0 $(( n - 1 ))); do
+		s=${STACKS[$(( (i + rep - 1) % n ))]}
+		echo "bench: repetition $rep, $s, at $(cut -d' ' -f1 /proc/uptime) s"
+		"stack_$s" "$rep"
+	done
+done

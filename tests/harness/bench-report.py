@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# The report of make bench: reads the guest's points (one line a measured
+# point: "<rep> <stack> <layer> <point> name=value..."), takes the median
+# of each figure over the repetitions, prints the table with the ratios of
+# ours to mainline, to nvme-rdma and to raw rxe, and writes it all as JSON.
+
+import argparse
+import json
+import statistics
+import sys
+
+STACKS = ["ours", "mainline", "nvme"]
+COLUMNS = [("iops", "ops/s", "{:.0f}"), ("mib_s", "MiB/s", "{:.2f}"),
+           ("p50_us", "p50 us", "{:.0f}"), ("p99_us", "p99 us", "{:.0f}"),
+           ("cpu_us_per_io", "CPU us/IO", "{:.0f}"),
+           ("pkts_per_io", "pkts/IO", "{:.2f}")]
+
+
+def read_points(path):
+    """{(stack, layer, point): {figure: [value per repetition]}}"""
+    runs = {}
+    for line in open(path):
+        f = line.split()
+        if len(f) < 5:
+            continue
+        _, stack, layer, point = f[:4]
+        figs = runs.setdefault((stack, layer, point), {})
+        for kv in f[4:]:
+            k, _, v = kv.partition("=")
+            try:
+                figs.setdefault(k, []).append(float(v))
+            except ValueError:
+                pass
+    return runs
+
+
+def medians(runs):
+    return {key: {k: statistics.median(v) for k, v in figs.items()}
+            for key, figs in runs.items()}
+
+
+def raw_reference(med, point):
+    """The raw rxe figure an rtrs or fio point is held against: for queue
+    depth 1, the round trips per second ib_write_lat makes at 4 KiB; else
+    the messages per second of ib_write_bw at the same size."""
+    large = "128k" in point or "large" in point
+    if point.endswith("qd1") and not large:
+        lat = med.get(("raw", "perftest", "write_lat-4k"), {}).get("p50_us")
+        return 1e6 / lat if lat else None
+    ref = "write_bw-128k" if large else "write_bw-4k"
+    return med.get(("raw", "perftest", ref), {}).get("iops")
+
+
+def ratio(a, b):
+    return round(a / b, 3) if a and b else None
+
+
+def fmt(v, f="{:.2f}"):
+    return "-" if v is None else f.format(v)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--points", required=True)
+    ap.add_argument("--setup")
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--kernel", default="")
+    ap.add_argument("--quick", default="0")
+    a = ap.parse_args()
+
+    runs = read_points(a.points)
+    med = medians(runs)
+    nrep = max((len(v) for figs in runs.values() for v in figs.values()),
+               default=0)
+    setup = open(a.setup).read().strip() if a.setup else ""
+    out = sys.stdout
+
+    print(f"make bench: stock kernel {a.kernel}, one guest boot ({setup})",
+          file=out)
+    print(f"each figure is the median of {nrep} run(s)"
+          + (" -- QUICK MODE, not a benchmark" if a.quick == "1" else ""),
+          file=out)
+
+    print("\nRaw rxe (perftest, rxe0 -> rxe1, one QP)", file=out)
+    print(f"  {'test':<16}{'ops/s':>10}{'MiB/s':>10}{'p50 us':>9}{'p99 us':>9}",
+          file=out)
+    for p in ["write_bw-4k", "write_bw-128k", "write_lat-8b", "write_lat-4k"]:
+        m = med.get(("raw", "perftest", p), {})
+        print(f"  {p:<16}{fmt(m.get('iops'), '{:.0f}'):>10}"
+              f"{fmt(m.get('mib_s')):>10}{fmt(m.get('p50_us'), '{:.1f}'):>9}"
+              f"{fmt(m.get('p99_us'), '{:.1f}'):>9}", file=out)
+
+    ratios = {}
+    for layer, title in [("rtrs", "Transport (rtrs-bench-clt -> rtrs-bench-srv)"),
+                         ("fio", "Block (fio on rnbd / nvme-rdma over null_blk)")]:
+        points = []
+        for (s, l, p) in runs:
+            if l == layer and p not in points:
+                points.append(p)
+        if not points:
+            continue
+        print(f"\n{title}", file=out)
+        print("  " + f"{'point':<20}{'stack':<10}" +
+              "".join(f"{h:>11}" for _, h, _ in COLUMNS), file=out)
+        for p in points:
+            name = p
+            for s in STACKS:
+                m = med.get((s, layer, p))
+                if m is None:
+                    continue
+                print("  " + f"{name:<20}{s:<10}" +
+                      "".join(f"{fmt(m.get(k), f):>11}" for k, _, f in COLUMNS),
+                      file=out)
+                name = ""
+        print("\n  ratios of ops/s (p50 latency in brackets)", file=out)
+        print(f"  {'point':<20}{'ours/mainline':>20}{'ours/nvme-rdma':>20}"
+              f"{'ours/raw-rxe':>14}", file=out)
+        for p in points:
+            o = med.get(("ours", layer, p), {})
+            r = {}
+            for other in ["mainline", "nvme"]:
+                m = med.get((other, layer, p), {})
+                r[f"ours/{other}"] = ratio(o.get("iops"), m.get("iops"))
+                r[f"ours/{other} p50"] = ratio(o.get("p50_us"), m.get("p50_us"))
+            r["ours/raw"] = ratio(o.get("iops"), raw_reference(med, p))
+            ratios.setdefault(layer, {})[p] = r
+
+            def both(k):
+                if r[k] is None:
+                    return "-"
+                return f"{r[k]:.2f} ({fmt(r[k + ' p50'])})"
+            print(f"  {p:<20}{both('ours/mainline'):>20}{both('ours/nvme'):>20}"
+                  f"{fmt(r['ours/raw']):>14}", file=out)
+
+    print("\nMemory of one session, client and server together (KiB, "
+          "MemFree drop / Slab / vmalloc)", file=out)
+    for s in STACKS:
+        m = med.get((s, "mem", "session"))
+        if m:
+            print(f"  {s:<10}{m.get('free_kib', 0):>10.0f}{m.get('slab_kib', 0):>10.0f}"
+                  f"{m.get('vmalloc_kib', 0):>10.0f}", file=out)
+
+    print("\nops/s, MiB/s: per second of the run; p50/p99: completion latency "
+          "(fio clat, rtrs-bench per IO, perftest t_typical/99%).", file=out)
+    print("CPU us/IO: busy time of both vCPUs (/proc/stat) over the point, per IO, "
+          "benchmark tool included; pkts/IO: packets both rxe devices sent per IO.",
+          file=out)
+    print("ours/raw-rxe: ops/s against ib_write_bw at the same size; at queue "
+          "depth 1, against the round trips per second of ib_write_lat 4 KiB.",
+          file=out)
+
+    doc = {
+        "kernel": a.kernel,
+        "setup": setup,
+        "quick": a.quick == "1",
+        "repetitions": nrep,
+        "medians": {},
+        "runs": {},
+        "ratios": ratios,
+    }
+    for (s, l, p), m in med.items():
+        doc["medians"].setdefault(l, {}).setdefault(p, {})[s] = m
+    for (s, l, p), figs in runs.items():
+        doc["runs"].setdefault(l, {}).setdefault(p, {})[s] = figs
+    with open(a.json, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

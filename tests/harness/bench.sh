@@ -1,0 +1,105 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# make bench: how this project's rtrs compares with mainline's, with
+# nvme-rdma and with raw rxe, on Debian's stock 6.1 kernel, in one guest
+# boot (tests/e2e/bench.sh is the guest side).
+#
+# Builds, against the stock headers: our modules and rnbd on them;
+# mainline's rtrs from the source package (drivers/infiniband/ulp/rtrs,
+# with its own Makefile) and rnbd on it; the benchmark users in
+# tests/bench/ twice, once against each rtrs.h.  Then boots the stock
+# kernel once and measures every stack in turn, and writes:
+#
+#   results/bench/report.txt   the table: each stack's medians and ratios
+#   results/bench/bench.json   the same, and every run's figures
+#
+#   make bench [BENCH_QUICK=1] [BENCH_REPS=N]
+#
+# BENCH_QUICK=1 runs each point for 2-3 s and once, to try the machinery;
+# its figures are no benchmark.  Logs go to results/bench/.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+t0=$(date +%s)
+H=$RTRS_TOP/tests/harness
+JOB=bench
+LOGS=$RTRS_RESULTS/bench
+B=$RTRS_TOP/build/bench
+
+if [ "${BENCH_QUICK:-0}" = 1 ]; then
+	reps=${BENCH_REPS:-1} fio_s=3 rtrs_s=2 raw_s=2 lat_iters=2000
+else
+	reps=${BENCH_REPS:-3} fio_s=10 rtrs_s=5 raw_s=5 lat_iters=20000
+fi
+[[ "$reps" =~ ^[1-9][0-9]*$ ]] || { echo "make bench: BENCH_REPS must be a number" >&2; exit 2; }
+
+
+job_stock_kernel
+SRC=$(rtrs_src_tree) || failed "no Linux 6.1 source tree"
+
+# Ours, in a copy of the tree.
+build_ours() {
+	rm -rf "$B/ours" && mkdir -p "$B/ours" &&
+		rsync -a --exclude=/build --exclude=/results --exclude=/.git \
+			"$RTRS_TOP/" "$B/ours/" &&
+		make -C "$B/ours" KDIR="$KDIR" -j"$RTRS_JOBS"
+}
+
+# Mainline's, from the source package, with its own Makefile: the
+# CONFIG_ symbols it reads are not set in the stock kernel.
+build_mainline() {
+	rm -rf "$B/mainline" && mkdir -p "$B/mainline" &&
+		cp "$SRC"/drivers/infiniband/ulp/rtrs/* "$B/mainline/" &&
+		make -C "$KDIR" M="$B/mainline" -j"$RTRS_JOBS" \
+			CONFIG_INFINIBAND_RTRS=m CONFIG_INFINIBAND_RTRS_CLIENT=m \
+			CONFIG_INFINIBAND_RTRS_SERVER=m modules
+}
+
+# build_bench STACK: the benchmark users against STACK's rtrs.h and
+# Module.symvers, in $B/STACK-bench.
+build_bench() {
+	local rtrs=$B/$1 out=$B/$1-bench
+	rm -rf "$out" && mkdir -p "$out" &&
+		cp "$RTRS_TOP"/tests/bench/Kbuild "$RTRS_TOP"/tests/bench/*.[ch] "$out/" &&
+		make -C "$KDIR" M="$out" -j"$RTRS_JOBS" ccflags-y="-I$rtrs" \
+			KBUILD_EXTRA_SYMBOLS="$rtrs/Module.symvers" modules
+}
+
+tb=$(date +%s)
+step "building our rtrs against $KDIR" "$LOGS/build-ours.log" build_ours
+step "building rnbd on our rtrs" "$LOGS/build-rnbd-ours.log" "$H/rnbd.sh" "$KDIR" "$B/ours"
+step "building mainline rtrs (Linux $sver source package)" "$LOGS/build-mainline.log" build_mainline
+step "building rnbd on mainline rtrs" "$LOGS/build-rnbd-mainline.log" "$H/rnbd.sh" "$KDIR" "$B/mainline"
+step "building the benchmark users against our rtrs.h" "$LOGS/build-bench-ours.log" build_bench ours
+step "building the benchmark users against mainline's rtrs.h" "$LOGS/build-bench-mainline.log" build_bench mainline
+build_s=$(( $(date +%s) - tb ))
+
+# Points per repetition, for the guest's timeout: 4 raw, 6 rtrs and 6 fio
+# for each rtrs, 6 fio for nvme, and a minute of set-up per stack.
+per_rep=$(( 4 * (raw_s + 30) + 2 * 6 * (rtrs_s + 5) + 3 * 6 * (fio_s + 10) + 4 * 60 ))
+timeout=$(( 300 + reps * per_rep * 2 ))
+rtrs_log "guest: stock kernel $sver, $reps repetition(s) of raw, ours, mainline and nvme" \
+	"(fio ${fio_s} s, rtrs ${rtrs_s} s a point; timeout ${timeout} s)"
+tg=$(date +%s)
+RTRS_RESULTS=$LOGS "$H/guest.sh" --name guest --kernel stock \
+	--script "$RTRS_TOP/tests/e2e/bench.sh" --mem 2048 --timeout "$timeout" \
+	--env "BENCH_REPS=$reps" --env "BENCH_FIO_S=$fio_s" \
+	--env "BENCH_RTRS_S=$rtrs_s" --env "BENCH_RAW_S=$raw_s" \
+	--env "BENCH_LAT_ITERS=$lat_iters" --env "BENCH_DIR=$B" \
+	>"$LOGS/guest.log" 2>&1
+guest_s=$(( $(date +%s) - tg ))
+G=$LOGS/guest
+
+[ -s "$G/points" ] || failed "the guest measured nothing (see $G/script.log)"
+python3 "$H/bench-report.py" --points "$G/points" --setup "$G/setup" \
+	--json "$LOGS/bench.json" --kernel "$sver" --quick "${BENCH_QUICK:-0}" \
+	>"$LOGS/report.txt" || failed "the report (see $LOGS)"
+cat "$LOGS/report.txt"
+echo
+echo "report: $LOGS/report.txt, $LOGS/bench.json; guest log: $G/script.log"
+echo "took $(( $(date +%s) - t0 )) s (builds ${build_s} s, guest ${guest_s} s)"
+
+problems=$(grep -h '^FAIL' "$G/host-checks" "$G/checks" 2>/dev/null)
+[ -z "$problems" ] || failed "$(sed 's/^FAIL guest\///' <<<"$problems")"
+echo "make bench: OK"
