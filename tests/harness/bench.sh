@@ -57,10 +57,12 @@ build_mainline() {
 }
 
 # build_bench STACK: the benchmark users against STACK's rtrs.h and
-# Module.symvers, in $B/STACK-bench.
+# Module.symvers, in $B/STACK-bench; the header the client shares with
+# the test client goes one level up, where its include looks.
 build_bench() {
 	local rtrs=$B/$1 out=$B/$1-bench
 	rm -rf "$out" && mkdir -p "$out" &&
+		cp "$RTRS_TOP"/tests/rtrs-test-paths.h "$B/" &&
 		cp "$RTRS_TOP"/tests/bench/Kbuild "$RTRS_TOP"/tests/bench/*.[ch] "$out/" &&
 		make -C "$KDIR" M="$out" -j"$RTRS_JOBS" ccflags-y="-I$rtrs" \
 			KBUILD_EXTRA_SYMBOLS="$rtrs/Module.symvers" modules
