@@ -55,19 +55,6 @@ done
 ip link set eth0 up
 check "rxe on eth0" rxe_add rxe0 eth0
 
-# retry_until SECONDS CMD...: run CMD until it succeeds, for SECONDS at
-# most; on failure, print the end of its last output.
-retry_until() {
-	local deadline=$((SECONDS + $1)) log=$RTRS_TMP/retry.log
-	shift
-	while [ $SECONDS -lt $deadline ]; do
-		"$@" >"$log" 2>&1 && return 0
-		sleep 2
-	done
-	tail -n 3 "$log"
-	return 1
-}
-
 # wait_for SECONDS CMD...: until CMD succeeds, polling twice a second.
 wait_for() {
 	local secs=$1 deadline=$((SECONDS + $1))
@@ -176,18 +163,6 @@ server_side() {
 }
 
 # ---- client ------------------------------------------------------------
-
-# fio_run NAME ARGS...: one fio job on the remote device; its output is
-# kept, its exit status (verify errors included) is the result.
-fio_run() {
-	local name=$1
-	shift
-	timeout 300 fio --name="$name" --ioengine=libaio --direct=1 --verify_fatal=1 \
-		"$@" --output="$F/$name.out" 2>"$F/$name.err" && return 0
-	cat "$F/$name.err" "$F/$name.out" | grep -m 1 -i -E 'verify|error|err=' ||
-		echo "fio failed, see $F/$name.out"
-	return 1
-}
 
 # verify_write, verify_read NAME DEV: 4 MiB of 4 KiB random writes with
 # crc32c; then reads of the same blocks that check them.  About 15 s

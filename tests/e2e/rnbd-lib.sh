@@ -55,3 +55,18 @@ rnbd_unmap() {
 	echo "rnbd_unmap: /sys/block/$1 still there" >&2
 	return 1
 }
+
+# fio_run NAME ARGS...: one fio job on the remote device; its output is
+# kept in F (the scenario's fio directory), its exit status (verify errors
+# included) is the result.  A job that never ends fails after 300 s,
+# unless its IO is stuck in the kernel.
+fio_run() {
+	local name=$1
+	shift
+	timeout 300 fio --name="$name" --ioengine=libaio --direct=1 --verify_fatal=1 \
+		"$@" --output="$F/$name.out" 2>"$F/$name.err" && return 0
+	# The first complaint: fio's verify errors go to stderr.
+	cat "$F/$name.err" "$F/$name.out" | grep -m 1 -i -E 'verify|error|err=' ||
+		echo "fio failed, see $F/$name.out"
+	return 1
+}

@@ -19,20 +19,6 @@ b=$(rtrs_build_dir)
 F=$RESULTS/fio
 mkdir -p "$F"
 
-# fio_run NAME ARGS...: one fio job on the remote device; its output is
-# kept, its exit status (verify errors included) is the result.  A job
-# that never ends fails after 300 s, unless its IO is stuck in the kernel.
-fio_run() {
-	local name=$1
-	shift
-	timeout 300 fio --name="$name" --ioengine=libaio --direct=1 --verify_fatal=1 \
-		"$@" --output="$F/$name.out" 2>"$F/$name.err" && return 0
-	# The first complaint: fio's verify errors go to stderr.
-	cat "$F/$name.err" "$F/$name.out" | grep -m 1 -i -E 'verify|error|err=' ||
-		echo "fio failed, see $F/$name.out"
-	return 1
-}
-
 # verify_write, verify_read NAME DEV BS SIZE: random writes with crc32c;
 # then random reads of the same blocks that check them.
 verify_write() {

@@ -25,20 +25,6 @@ esac
 ip link set eth0 up
 check "rxe on eth0" rxe_add rxe0 eth0
 
-# retry_until SECONDS CMD...: run CMD until it succeeds, for SECONDS at
-# most; on failure, print the end of its last output.  Either side may
-# start first or lose a half-made connection, so both sides retry.
-retry_until() {
-	local deadline=$((SECONDS + $1)) log=$RTRS_TMP/retry.log
-	shift
-	while [ $SECONDS -lt $deadline ]; do
-		"$@" >"$log" 2>&1 && return 0
-		sleep 2
-	done
-	tail -n 3 "$log"
-	return 1
-}
-
 if [ "$RTRS_ROLE" = server ]; then
 	check "rping server" retry_until 240 timeout 60 rping -s -a "$SERVER" -C 10
 	check "ib_write_bw server" retry_until 240 timeout 60 \

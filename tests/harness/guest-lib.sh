@@ -97,3 +97,17 @@ mem_snapshot() {
 	printf -v "$3" %s "$(meminfo VmallocUsed)"
 	[ "${!1:-0}" -gt 0 ] && [ "${!2:-0}" -gt 0 ] && [ "${!3:-0}" -gt 0 ]
 }
+
+# retry_until SECONDS CMD...: run CMD until it succeeds, for SECONDS at
+# most; on failure, print the end of its last output.  Guests of a pair
+# may start in either order, so their side of a meeting retries.
+retry_until() {
+	local deadline=$((SECONDS + $1)) log=$RTRS_TMP/retry.log
+	shift
+	while [ $SECONDS -lt $deadline ]; do
+		"$@" >"$log" 2>&1 && return 0
+		sleep 2
+	done
+	tail -n 3 "$log"
+	return 1
+}
