@@ -1,15 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Scenario (test kernel, one guest): a client that lies to our server.
-# tests/peer/rtrs-peer, a userspace RTRS 2.0 client on rxe1, sends each
-# of the protocol violations Documentation/rtrs.rst lists under "Hostile
-# peers" to rtrs-server (with tests/user/rtrs-test-srv) on rxe0.  For
-# every case: the peer sees the answer the protocol requires (reject,
-# close, or service for the legal oddities), the server is left with no
-# session and no queue pair of it, its log holds at least one and at most
-# a few rtrs lines, and a well-behaved rtrs-test-clt session right after
-# still gets verified IO.  The debug kernel's reports fail the run, and
-# kmemleak must find nothing at the end.
+# Scenario (test kernel, one guest): peers that lie.  tests/peer/rtrs-peer
+# is a userspace RTRS 2.0 client and server on rxe1; our modules are on
+# rxe0.  Part A: the peer as a client sends each protocol violation that
+# Documentation/rtrs.rst lists under "Hostile peers" to rtrs-server (with
+# tests/user/rtrs-test-srv), while a well-behaved rtrs-test-clt session
+# runs verified IO.  Part B: the peer as a server answers rtrs-test-clt's
+# opens and IO with lies.  For every case: the peer sees the answer the
+# protocol requires (reject, close, or service for the legal oddities);
+# the side under test is left with no session and no queue pair of it;
+# the transport logged at least one (for a lie) and at most a few lines;
+# and a well-behaved session still gets verified IO right after.  The
+# debug kernel's reports fail the run, and kmemleak must find nothing.
 
 . "$RTRS_TOP/tests/e2e/topology.sh"
 . "$RTRS_TOP/tests/e2e/test-clt-lib.sh"
@@ -33,70 +35,95 @@ wait_for() {
 }
 
 qps() { rdma res show qp | wc -l; }
-rtrs_lines() { dmesg | grep -ci rtrs; }
+qps_above() { [ "$(qps)" -gt "$1" ]; }
 
-# server_idle: no session in the server's sysfs, no queue pair beyond the
-# baseline, no session with the test server.
+# peer ARGS...: run the peer, its output appended to peer.log in the
+# results; on failure its last lines go to the check's output.
+peer() {
+	echo "== rtrs-peer $*" >>"$RESULTS/peer.log"
+	timeout 90 "$PEER" "$@" >>"$RESULTS/peer.log" 2>&1 && return
+	tail -n 4 "$RESULTS/peer.log"
+	return 1
+}
+# Lines of the transport modules; the test users log every failed IO.
+rtrs_lines() { dmesg | grep -cE '(rtrs_core|rtrs_client|rtrs_server): '; }
+
+# Part A runs with a good session open: IDLE_SESS is the server's
+# sessions then ("" or rtrs-test-clt), IDLE_QPS the queue pairs.
+IDLE_SESS=
+IDLE_QPS=
+
+# server_idle: the server has no session, queue pair or test server
+# session beyond the good client's.
 server_idle() {
-	[ -z "$(ls "$SRV")" ] && [ "$(qps)" -eq "$QP0" ] &&
-		[ "$(cat /sys/module/rtrs_test_srv/parameters/sessions_connected)" -eq 0 ]
+	[ "$(ls "$SRV" | xargs)" = "$IDLE_SESS" ] && [ "$(qps)" -eq "$IDLE_QPS" ] &&
+		[ "$(cat /sys/module/rtrs_test_srv/parameters/sessions_connected)" -eq \
+			"$(echo $IDLE_SESS | wc -w)" ]
 }
 
 path_connected() {
 	grep -qx connected "$CLT"/paths/*/state 2>/dev/null
 }
 
-# good_client: rtrs-test-clt opens a session and gets verified IO.
+# no_io_errors: the good client's IO all verified.
+no_io_errors() {
+	[ "$(counter io_errors)" -eq 0 ] && [ "$(counter verify_errors)" -eq 0 ] ||
+		{ echo "io_errors $(counter io_errors) verify_errors $(counter verify_errors)"; return 1; }
+}
+
+# good_start: rtrs-test-clt opens a session and runs verified IO.
+good_start() {
+	insmod "$b/tests/user/rtrs-test-clt.ko" paths="$GOOD" threads=1 &&
+		wait_for 30 path_connected && echo 1 >"$PARAMS/run" &&
+		ios_grow 1 && no_io_errors
+}
+
+# served: the good client's verified IO goes on.
+served() {
+	ios_grow 1 && no_io_errors
+}
+
+good_stop() {
+	echo 0 >"$PARAMS/run" && no_io_errors && rmmod rtrs-test-clt
+}
+
+# good_client: a session opened anew gets verified IO, and closes.
 good_client() {
 	local rc=0
-	insmod "$b/tests/user/rtrs-test-clt.ko" paths="$GOOD" threads=1 ||
-		return 1
-	wait_for 30 path_connected &&
-		echo 1 >"$PARAMS/run" && ios_grow 2 || rc=1
-	echo 0 >"$PARAMS/run"
-	[ "$(counter io_errors)" -eq 0 ] && [ "$(counter verify_errors)" -eq 0 ] ||
-		{ echo "io_errors $(counter io_errors) verify_errors $(counter verify_errors)"; rc=1; }
-	rmmod rtrs-test-clt || rc=1
+	good_start || rc=1
+	good_stop || rc=1
 	wait_for 20 server_idle || rc=1
 	return $rc
 }
 
-# peer_case CASE MIN: the peer's case passes, the server is idle again,
-# the log grew by MIN to MAX_LINES rtrs lines, and a good client is served.
+# peer_case CASE MIN: the peer's case passes, the server is back to the
+# good session alone, the log grew by MIN to MAX_LINES lines, and the
+# good client is still served.
 peer_case() {
 	local before after
 	before=$(rtrs_lines)
-	timeout 90 "$PEER" client "$PAIR_B" "$PAIR_A" 1234 "$1" || return 1
+	peer client "$PAIR_B" "$PAIR_A" 1234 "$1" || return 1
 	wait_for 30 server_idle || { ls "$SRV"; qps; return 1; }
 	after=$(rtrs_lines)
 	echo "rtrs log lines: $((after - before))"
 	[ $((after - before)) -ge "$2" ] && [ $((after - before)) -le "$MAX_LINES" ] ||
 		{ dmesg | tail -n $((after - before)); return 1; }
-	good_client
+	served
 }
 
-# partial_held: connection 1 of 2 held open does not stop service to
-# others, and its queue pair goes when the peer drops it.
+# partial_held: while connection 1 of 2 is held open, a new session
+# opens and gets verified IO; the half path goes when the peer drops it.
 partial_held() {
-	local pid rc=0
-	"$PEER" client "$PAIR_B" "$PAIR_A" 1234 partial 20 &
+	local pid rc=0 t0
+	peer client "$PAIR_B" "$PAIR_A" 1234 partial 20 &
 	pid=$!
-	wait_for 20 test "$(qps)" -gt "$QP0" || rc=1
-	good_client_busy || rc=1
+	wait_for 20 qps_above "$IDLE_QPS" || rc=1
+	t0=$(date +%s)
+	good_start || rc=1
+	echo "session opened in $(( $(date +%s) - t0 )) s"
+	good_stop || rc=1
 	wait "$pid" || rc=1
 	wait_for 30 server_idle || rc=1
-	return $rc
-}
-
-# good_client_busy: like good_client, with another path half set up.
-good_client_busy() {
-	local rc=0
-	insmod "$b/tests/user/rtrs-test-clt.ko" paths="$GOOD" threads=1 ||
-		return 1
-	wait_for 30 path_connected &&
-		echo 1 >"$PARAMS/run" && ios_grow 2 || rc=1
-	echo 0 >"$PARAMS/run"
-	rmmod rtrs-test-clt || rc=1
 	return $rc
 }
 
@@ -111,22 +138,27 @@ liar_listening() {
 
 liar_client() {
 	insmod "$b/tests/user/rtrs-test-clt.ko" paths="$LIAR" port=$LIAR_PORT \
-		threads=1 max_reconnect_attempts=0
+		threads=1 io_size=4096 max_reconnect_attempts=0
 }
 
 path_not_connected() { ! path_connected; }
 
-# liar_case CASE open|io: the peer serves one session on LIAR_PORT with
-# the lie CASE.  open: opening the session fails.  io: the session opens,
-# and the first IO's lying answer takes the path down.  Either way the
-# client logs a few lines and leaves no queue pair behind.
+# liar_case CASE good|open|io: the peer serves one session on LIAR_PORT
+# with the lie CASE.  good: the session opens.  open: opening the session
+# fails.  io: the session opens, and the first IO's lying answer takes the
+# path down.  The client logs a few lines (at least one for a lie) and
+# leaves no queue pair behind.
 liar_case() {
-	local pid before after rc=0
+	local pid before after rc=0 min=1
+	[ "$2" = good ] && min=0
 	before=$(rtrs_lines)
-	timeout 90 "$PEER" server "$PAIR_B" $LIAR_PORT "$1" &
+	peer server "$PAIR_B" $LIAR_PORT "$1" &
 	pid=$!
 	wait_for 10 liar_listening || rc=1
-	if [ "$2" = open ]; then
+	if [ "$2" = good ]; then
+		liar_client && wait_for 30 path_connected || rc=1
+		rmmod rtrs-test-clt 2>/dev/null
+	elif [ "$2" = open ]; then
 		liar_client && { echo "open succeeded"; rmmod rtrs-test-clt; rc=1; }
 	else
 		if liar_client; then
@@ -143,8 +175,9 @@ liar_case() {
 	wait_for 30 server_idle || { qps; rc=1; }
 	after=$(rtrs_lines)
 	echo "rtrs log lines: $((after - before))"
-	[ $((after - before)) -ge 1 ] && [ $((after - before)) -le "$MAX_LINES" ] ||
+	[ $((after - before)) -ge $min ] && [ $((after - before)) -le "$MAX_LINES" ] ||
 		{ dmesg | tail -n $((after - before)); rc=1; }
+	good_client || rc=1
 	return $rc
 }
 
@@ -165,26 +198,33 @@ check "load rtrs-server" insmod "$b/rtrs-server.ko" sess_queue_depth=100
 for m in rtrs-client tests/user/rtrs-test-srv; do
 	check "load $(basename $m)" insmod "$b/$m.ko"
 done
-QP0=$(qps)
+IDLE_QPS=$(qps)
 check "a good client is served" good_client
+check "a good client opens a session for part A" good_start
+IDLE_SESS=rtrs-test-clt
+IDLE_QPS=$(qps)
 check "the peer's well-formed WRITE is answered" peer_case good-io 0
 
 # Connect requests the server must reject.
 for c in ${HOSTILE_REQ_CASES:-bad-magic bad-version cid-ge-num cid-num-0 \
-		cid-num-huge short-req no-req}; do
+		cid-num-huge no-req}; do
 	check "connect request $c rejected" peer_case "$c" 1
 done
+# The RDMA CM pads private data to 56 bytes: a short request arrives
+# with zero uuids and no first-conn flag, a join of no known session,
+# which is refused without a word.
+check "connect request short-req rejected" peer_case short-req 0
 
-# Connections of a session out of order, duplicated, or never completed.
+# Connections of a session out of order or duplicated.
 check "connections in reverse order make a session" peer_case ooo 0
 check "a second connection 0 is rejected" peer_case dup-cid 1
-check "a half-built path does not block others" partial_held
 
 # INFO_REQ lies: each closes the path.
 for c in ${HOSTILE_INFO_CASES:-info-early info-twice info-noterm info-short \
 		info-slash info-type}; do
 	check "INFO_REQ $c closes the path" peer_case "$c" 1
 done
+check "an IO request before the INFO_REQ closes the path" peer_case io-early 1
 
 # Lies in a live session: each closes the path.
 for c in ${HOSTILE_IO_CASES:-imm-type imm-rsp chunk-id chunk-off usr-len \
@@ -192,6 +232,13 @@ for c in ${HOSTILE_IO_CASES:-imm-type imm-rsp chunk-id chunk-off usr-len \
 	check "IO $c closes the path" peer_case "$c" 1
 done
 check "a heartbeat on connection 1 is answered" peer_case hb-con 0
+check "the good client of part A closes" good_stop
+IDLE_SESS=
+check "server idle after part A" wait_for 20 server_idle
+IDLE_QPS=$(qps)
+
+# A path whose connections never all come.
+check "a half-built path does not block others" partial_held
 
 # Connection responses and INFO_RSPs the client must refuse at open.
 for c in ${HOSTILE_RSP_CASES:-rsp-magic rsp-errno rsp-qd-0 rsp-qd-vary \

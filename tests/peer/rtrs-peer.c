@@ -238,7 +238,11 @@ static int wait_event(struct con *c, enum rdma_cm_event_type want, int ms)
 	return -1;
 }
 
-static void post_recv(struct con *c, int with_buf)
+/*
+ * Every receive has room: the INFO_RSP, and with always-invalidate the
+ * RKEY_RSP SENDs, land in the start of the buffer.
+ */
+static void post_recv(struct con *c)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)P.buf,
@@ -246,8 +250,8 @@ static void post_recv(struct con *c, int with_buf)
 		.lkey = P.mr->lkey,
 	};
 	struct ibv_recv_wr wr = {
-		.sg_list = with_buf ? &sge : NULL,
-		.num_sge = with_buf ? 1 : 0,
+		.sg_list = &sge,
+		.num_sge = 1,
 	}, *bad;
 
 	if (ibv_post_recv(c->id->qp, &wr, &bad))
@@ -290,10 +294,8 @@ static void setup_qp(struct con *c)
 	attr.recv_cq = c->cq;
 	if (rdma_create_qp(c->id, P.pd, &attr))
 		die("rdma_create_qp");
-	/* Connection 0 gets the INFO_RSP in its first receive. */
-	post_recv(c, c == &P.con[0]);
-	for (i = 1; i < RECV_DEPTH; i++)
-		post_recv(c, 0);
+	for (i = 0; i < RECV_DEPTH; i++)
+		post_recv(c);
 }
 
 static void fill_req(struct conn_req *req, unsigned int cid,
@@ -664,6 +666,17 @@ static int case_info(const char *name)
 	return expect_closed(WAIT_MS);
 }
 
+/* An IO request on a path that has not had its INFO_REQ. */
+static int case_io_early(void)
+{
+	if (connect_con(0, 2) || connect_con(1, 2))
+		return 2;
+	if (send_sync(&P.con[1], IBV_WR_RDMA_WRITE_WITH_IMM,
+		      imm(IMM_IO_REQ, 0), 0, 0, 0, 0))
+		say("immediate not acknowledged");
+	return expect_closed(WAIT_MS);
+}
+
 static int case_info_twice(void)
 {
 	struct info_req req;
@@ -682,7 +695,8 @@ static int io_answered(struct con *c, __u32 id)
 	__u32 v;
 
 	while (poll_one(c, &wc, WAIT_MS) == IBV_WC_SUCCESS) {
-		if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
+		if (!(wc.opcode & IBV_WC_RECV) ||
+		    !(wc.wc_flags & IBV_WC_WITH_IMM))
 			continue;
 		v = be32toh(wc.imm_data);
 		if (v >> IMM_PAYLOAD_BITS != IMM_IO_RSP &&
@@ -777,13 +791,14 @@ static int case_hb_con(void)
 static int case_flood(void)
 {
 	struct con *c = &P.con[1];
+	long end = now_ms() + WAIT_MS;
 	unsigned int sent = 0, out = 0;
 	struct ibv_wc wc[16];
 	int n, i;
 
 	if (session_up(2))
 		return 2;
-	while (sent < 10000) {
+	while (sent < 10000 && now_ms() < end) {
 		if (out < SEND_DEPTH / 2 &&
 		    !post_send(c, IBV_WR_RDMA_WRITE_WITH_IMM, imm(6, sent),
 			       0, 0, 0, 0, 1)) {
@@ -793,11 +808,11 @@ static int case_flood(void)
 		}
 		n = ibv_poll_cq(c->cq, 16, wc);
 		for (i = 0; i < n; i++) {
-			if (wc[i].opcode & IBV_WC_RECV)
-				continue;
-			out--;
+			/* The opcode of a failed completion means nothing. */
 			if (wc[i].status != IBV_WC_SUCCESS)
 				goto done;
+			if (!(wc[i].opcode & IBV_WC_RECV))
+				out--;
 		}
 		if (!n)
 			usleep(100);
@@ -1003,6 +1018,8 @@ static int run_case(const char *name)
 		return case_dup_cid();
 	if (!strcmp(name, "info-early"))
 		return case_info_early();
+	if (!strcmp(name, "io-early"))
+		return case_io_early();
 	if (!strcmp(name, "info-twice"))
 		return case_info_twice();
 	if (!strncmp(name, "info-", 5))
