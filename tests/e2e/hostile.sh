@@ -56,9 +56,11 @@ IDLE_QPS=
 # server_idle: the server has no session, queue pair or test server
 # session beyond the good client's.
 server_idle() {
-	[ "$(ls "$SRV" | xargs)" = "$IDLE_SESS" ] && [ "$(qps)" -eq "$IDLE_QPS" ] &&
+	local sessions
+	sessions=$(find "$SRV" -mindepth 1 -maxdepth 1 -printf '%f\n' | xargs)
+	[ "$sessions" = "$IDLE_SESS" ] && [ "$(qps)" -eq "$IDLE_QPS" ] &&
 		[ "$(cat /sys/module/rtrs_test_srv/parameters/sessions_connected)" -eq \
-			"$(echo $IDLE_SESS | wc -w)" ]
+			"$(echo "$IDLE_SESS" | wc -w)" ]
 }
 
 path_connected() {
