@@ -200,7 +200,8 @@ check "load rtrs-server" insmod "$b/rtrs-server.ko" sess_queue_depth=100
 for m in rtrs-client tests/user/rtrs-test-srv; do
 	check "load $(basename $m)" insmod "$b/$m.ko"
 done
-IDLE_QPS=$(qps)
+BASE_QPS=$(qps)
+IDLE_QPS=$BASE_QPS
 check "a good client is served" good_client
 check "a good client opens a session for part A" good_start
 IDLE_SESS=rtrs-test-clt
@@ -236,8 +237,8 @@ done
 check "a heartbeat on connection 1 is answered" peer_case hb-con 0
 check "the good client of part A closes" good_stop
 IDLE_SESS=
+IDLE_QPS=$BASE_QPS
 check "server idle after part A" wait_for 20 server_idle
-IDLE_QPS=$(qps)
 
 # A path whose connections never all come.
 check "a half-built path does not block others" partial_held
