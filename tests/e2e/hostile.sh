@@ -123,6 +123,7 @@ partial_held() {
 	t0=$(date +%s)
 	good_start || rc=1
 	echo "session opened in $(( $(date +%s) - t0 )) s"
+	kill -0 "$pid" || { echo "the peer had let go before"; rc=1; }
 	good_stop || rc=1
 	wait "$pid" || rc=1
 	wait_for 30 server_idle || rc=1
