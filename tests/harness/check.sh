@@ -252,8 +252,8 @@ guest --name multipath --kernel test --script "$E/multipath.sh" --timeout 2700 \
 	--env MPATH_CYCLES="${MPATH_CYCLES:-100}"
 # A userspace client that breaks the protocol in each way rtrs.rst lists
 # under "Hostile peers"; every lie must be refused and leave the server
-# serving others (about 6 minutes under TCG).
-guest --name hostile --kernel test --script "$E/hostile.sh" --timeout 900
+# serving others (8 to 10 minutes under TCG).
+guest --name hostile --kernel test --script "$E/hostile.sh" --timeout 1200
 guest_pair two-guests "$E/two-guests.sh"
 guest --name stock --kernel stock --script "$E/stock.sh" --mem 1024 --timeout 300
 
