@@ -87,7 +87,9 @@ void rtrs_srv_close_path(struct rtrs_srv_path *path)
  * @path: the path
  * @fmt: what the peer did, printf-style, without newline
  *
- * One rate-limited line, then the path goes.
+ * One rate-limited line, then the path goes; nothing when it is already
+ * going, as for each message the peer had in flight behind the first bad
+ * one.
  *
  * Context: any context.
  */
@@ -96,6 +98,9 @@ void rtrs_srv_violation(struct rtrs_srv_path *path, const char *fmt, ...)
 	struct va_format vaf;
 	va_list args;
 
+	/* What was in flight when the path broke needs no line of its own. */
+	if (rtrs_srv_path_state(path) >= RTRS_SRV_CLOSING)
+		return;
 	va_start(args, fmt);
 	vaf.fmt = fmt;
 	vaf.va = &args;

@@ -189,6 +189,8 @@ hygiene() {
 
 rtrs_log "building against the test kernel (W=1 C=1) and the stock headers (W=1)"
 build test "$KDIR_TEST" C=1
+# The userspace peer of the hostile scenario, beside the test modules.
+tool build/peer "$RTRS_RESULTS/build-peer.log" make -C "$RTRS_TOP/build/test/tests/peer"
 build stock "$KDIR_STOCK"
 clean_tree
 rtrs_log "building through DKMS (stock headers) and in a copy of the 6.1 tree"
@@ -248,6 +250,10 @@ guest --name session-cycles --kernel test --script "$E/session-cycles.sh" \
 # (about 8 s a cycle under TCG).
 guest --name multipath --kernel test --script "$E/multipath.sh" --timeout 2700 \
 	--env MPATH_CYCLES="${MPATH_CYCLES:-100}"
+# A userspace client that breaks the protocol in each way rtrs.rst lists
+# under "Hostile peers"; every lie must be refused and leave the server
+# serving others (8 to 10 minutes under TCG).
+guest --name hostile --kernel test --script "$E/hostile.sh" --timeout 1200
 guest_pair two-guests "$E/two-guests.sh"
 guest --name stock --kernel stock --script "$E/stock.sh" --mem 1024 --timeout 300
 

@@ -1,0 +1,262 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Scenario (test kernel, one guest): peers that lie.  tests/peer/rtrs-peer
+# is a userspace RTRS 2.0 client and server on rxe1; our modules are on
+# rxe0.  Part A: the peer as a client sends each protocol violation that
+# Documentation/rtrs.rst lists under "Hostile peers" to rtrs-server (with
+# tests/user/rtrs-test-srv), while a well-behaved rtrs-test-clt session
+# runs verified IO.  Part B: the peer as a server answers rtrs-test-clt's
+# opens and IO with lies.  For every case: the peer sees the answer the
+# protocol requires (reject, close, or service for the legal oddities);
+# the side under test is left with no session and no queue pair of it;
+# the transport logged at least one (for a lie) and at most a few lines;
+# and a well-behaved session still gets verified IO right after.  The
+# debug kernel's reports fail the run, and kmemleak must find nothing.
+
+. "$RTRS_TOP/tests/e2e/topology.sh"
+. "$RTRS_TOP/tests/e2e/test-clt-lib.sh"
+
+b=$(rtrs_build_dir)
+PEER=$b/tests/peer/rtrs-peer
+SRV=/sys/class/rtrs-server
+CLT=/sys/class/rtrs-client/rtrs-test-clt
+GOOD="ip:$PAIR_A@ip:$PAIR_B"
+# Lines of the kernel log a single violation may cost, rate limit and all.
+MAX_LINES=${HOSTILE_MAX_LINES:-6}
+
+# wait_for SECONDS CMD...: until CMD succeeds.
+wait_for() {
+	local end=$(( $(date +%s) + $1 ))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt "$end" ] || { echo "timed out: $*"; return 1; }
+		sleep 0.5
+	done
+}
+
+qps() { rdma res show qp | wc -l; }
+qps_above() { [ "$(qps)" -gt "$1" ]; }
+
+# peer ARGS...: run the peer, its output appended to peer.log in the
+# results; on failure its last lines go to the check's output.
+peer() {
+	echo "== rtrs-peer $*" >>"$RESULTS/peer.log"
+	timeout 90 "$PEER" "$@" >>"$RESULTS/peer.log" 2>&1 && return
+	tail -n 4 "$RESULTS/peer.log"
+	return 1
+}
+# Lines of the transport modules; the test users log every failed IO.
+rtrs_lines() { dmesg | grep -cE '(rtrs_core|rtrs_client|rtrs_server): '; }
+
+# Part A runs with a good session open: IDLE_SESS is the server's
+# sessions then ("" or rtrs-test-clt), IDLE_QPS the queue pairs.
+IDLE_SESS=
+IDLE_QPS=
+
+# server_idle: the server has no session, queue pair or test server
+# session beyond the good client's.
+server_idle() {
+	local sessions
+	sessions=$(find "$SRV" -mindepth 1 -maxdepth 1 -printf '%f\n' | xargs)
+	[ "$sessions" = "$IDLE_SESS" ] && [ "$(qps)" -eq "$IDLE_QPS" ] &&
+		[ "$(cat /sys/module/rtrs_test_srv/parameters/sessions_connected)" -eq \
+			"$(echo "$IDLE_SESS" | wc -w)" ]
+}
+
+path_connected() {
+	grep -qx connected "$CLT"/paths/*/state 2>/dev/null
+}
+
+# no_io_errors: the good client's IO all verified.
+no_io_errors() {
+	[ "$(counter io_errors)" -eq 0 ] && [ "$(counter verify_errors)" -eq 0 ] ||
+		{ echo "io_errors $(counter io_errors) verify_errors $(counter verify_errors)"; return 1; }
+}
+
+# good_start: rtrs-test-clt opens a session and runs verified IO.
+good_start() {
+	insmod "$b/tests/user/rtrs-test-clt.ko" paths="$GOOD" threads=1 &&
+		wait_for 30 path_connected && echo 1 >"$PARAMS/run" &&
+		ios_grow 1 && no_io_errors
+}
+
+# served: the good client's verified IO goes on.
+served() {
+	ios_grow 1 && no_io_errors
+}
+
+good_stop() {
+	echo 0 >"$PARAMS/run" && no_io_errors && rmmod rtrs-test-clt
+}
+
+# good_client: a session opened anew gets verified IO, and closes.
+good_client() {
+	local rc=0
+	good_start || rc=1
+	good_stop || rc=1
+	wait_for 20 server_idle || rc=1
+	return $rc
+}
+
+# peer_case CASE MIN: the peer's case passes, the server is back to the
+# good session alone, the log grew by MIN to MAX_LINES lines, and the
+# good client is still served.
+peer_case() {
+	local before after
+	before=$(rtrs_lines)
+	peer client "$PAIR_B" "$PAIR_A" 1234 "$1" || return 1
+	wait_for 30 server_idle || { ls "$SRV"; qps; return 1; }
+	after=$(rtrs_lines)
+	echo "rtrs log lines: $((after - before))"
+	[ $((after - before)) -ge "$2" ] && [ $((after - before)) -le "$MAX_LINES" ] ||
+		{ dmesg | tail -n $((after - before)); return 1; }
+	served
+}
+
+# partial_held: while connection 1 of 2 is held open, a new session
+# opens and gets verified IO; the half path goes when the peer drops it.
+partial_held() {
+	local pid rc=0 t0
+	peer client "$PAIR_B" "$PAIR_A" 1234 partial 20 &
+	pid=$!
+	wait_for 20 qps_above "$IDLE_QPS" || rc=1
+	t0=$(date +%s)
+	good_start || rc=1
+	echo "session opened in $(( $(date +%s) - t0 )) s"
+	kill -0 "$pid" || { echo "the peer had let go before"; rc=1; }
+	good_stop || rc=1
+	wait "$pid" || rc=1
+	wait_for 30 server_idle || rc=1
+	return $rc
+}
+
+# ---- a server that lies to our client ------------------------------------
+
+LIAR_PORT=1235
+LIAR="ip:$PAIR_A@ip:$PAIR_B"
+
+liar_listening() {
+	rdma res show cm_id | grep -q "LISTEN.*:$LIAR_PORT\b"
+}
+
+liar_client() {
+	insmod "$b/tests/user/rtrs-test-clt.ko" paths="$LIAR" port=$LIAR_PORT \
+		threads=1 io_size=4096 max_reconnect_attempts=0
+}
+
+path_not_connected() { ! path_connected; }
+
+# liar_case CASE good|open|io: the peer serves one session on LIAR_PORT
+# with the lie CASE.  good: the session opens.  open: opening the session
+# fails.  io: the session opens, and the first IO's lying answer takes the
+# path down.  The client logs a few lines (at least one for a lie) and
+# leaves no queue pair behind.
+liar_case() {
+	local pid before after rc=0 min=1
+	[ "$2" = good ] && min=0
+	before=$(rtrs_lines)
+	peer server "$PAIR_B" $LIAR_PORT "$1" &
+	pid=$!
+	wait_for 10 liar_listening || rc=1
+	if [ "$2" = good ]; then
+		liar_client && wait_for 30 path_connected || rc=1
+		rmmod rtrs-test-clt 2>/dev/null
+	elif [ "$2" = open ]; then
+		liar_client && { echo "open succeeded"; rmmod rtrs-test-clt; rc=1; }
+	else
+		if liar_client; then
+			wait_for 30 path_connected && echo 1 >"$PARAMS/run" &&
+				wait_for 30 path_not_connected || rc=1
+			echo 0 >"$PARAMS/run"
+			rmmod rtrs-test-clt || rc=1
+		else
+			echo "open failed"
+			rc=1
+		fi
+	fi
+	wait "$pid" || rc=1
+	wait_for 30 server_idle || { qps; rc=1; }
+	after=$(rtrs_lines)
+	echo "rtrs log lines: $((after - before))"
+	[ $((after - before)) -ge $min ] && [ $((after - before)) -le "$MAX_LINES" ] ||
+		{ dmesg | tail -n $((after - before)); rc=1; }
+	good_client || rc=1
+	return $rc
+}
+
+kmemleak_clean() {
+	[ -w /sys/kernel/debug/kmemleak ] || mount -t debugfs none /sys/kernel/debug
+	echo scan >/sys/kernel/debug/kmemleak &&
+		echo scan >/sys/kernel/debug/kmemleak || return 1
+	! grep . /sys/kernel/debug/kmemleak
+}
+
+check "veth pair with rxe on both ends" topology_pair
+check "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
+modprobe -a ib_core rdma_cm ib_uverbs rdma_ucm
+check "load rtrs-core" insmod "$b/rtrs-core.ko"
+# A queue depth that is no power of two leaves room in the immediate for
+# a chunk id past the pool.
+check "load rtrs-server" insmod "$b/rtrs-server.ko" sess_queue_depth=100
+for m in rtrs-client tests/user/rtrs-test-srv; do
+	check "load $(basename $m)" insmod "$b/$m.ko"
+done
+BASE_QPS=$(qps)
+IDLE_QPS=$BASE_QPS
+check "a good client is served" good_client
+check "a good client opens a session for part A" good_start
+IDLE_SESS=rtrs-test-clt
+IDLE_QPS=$(qps)
+check "the peer's well-formed WRITE is answered" peer_case good-io 0
+
+# Connect requests the server must reject.
+for c in ${HOSTILE_REQ_CASES:-bad-magic bad-version cid-ge-num cid-num-0 \
+		cid-num-huge no-req}; do
+	check "connect request $c rejected" peer_case "$c" 1
+done
+# The RDMA CM pads private data to 56 bytes: a short request arrives
+# with zero uuids and no first-conn flag, a join of no known session,
+# which is refused without a word.
+check "connect request short-req rejected" peer_case short-req 0
+
+# Connections of a session out of order or duplicated.
+check "connections in reverse order make a session" peer_case ooo 0
+check "a second connection 0 is rejected" peer_case dup-cid 1
+
+# INFO_REQ lies: each closes the path.
+for c in ${HOSTILE_INFO_CASES:-info-early info-twice info-noterm info-short \
+		info-slash info-type}; do
+	check "INFO_REQ $c closes the path" peer_case "$c" 1
+done
+check "an IO request before the INFO_REQ closes the path" peer_case io-early 1
+
+# Lies in a live session: each closes the path.
+for c in ${HOSTILE_IO_CASES:-imm-type imm-rsp chunk-id chunk-off usr-len \
+		hdr-at-end hdr-type read-sg-cnt read-len flood}; do
+	check "IO $c closes the path" peer_case "$c" 1
+done
+check "a heartbeat on connection 1 is answered" peer_case hb-con 0
+check "the good client of part A closes" good_stop
+IDLE_SESS=
+IDLE_QPS=$BASE_QPS
+check "server idle after part A" wait_for 20 server_idle
+
+# A path whose connections never all come.
+check "a half-built path does not block others" partial_held
+
+# Connection responses and INFO_RSPs the client must refuse at open.
+for c in ${HOSTILE_RSP_CASES:-rsp-magic rsp-errno rsp-qd-0 rsp-qd-vary \
+		rsp-io-huge rsp-hdr-small info-few info-many info-short \
+		info-type}; do
+	check "server lie $c fails the open" liar_case "$c" open
+done
+# Answers to IO that no request asked for.
+for c in ${HOSTILE_ANS_CASES:-io-bad-id io-not-sent io-type}; do
+	check "server lie $c closes the path" liar_case "$c" io
+done
+check "a good client is served after all" good_client
+
+for m in rtrs-test-srv rtrs-client rtrs-server rtrs-core; do
+	check "unload $m" rmmod "$m"
+done
+check "kmemleak finds nothing" kmemleak_clean

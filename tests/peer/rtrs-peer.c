@@ -1,0 +1,1117 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rtrs-peer: a userspace RTRS 2.0 client that lies to a server.
+ *
+ *   rtrs-peer client SRC DST PORT CASE [HOLD_SECONDS]
+ *   rtrs-peer server ADDR PORT CASE
+ *
+ * As a client, each CASE is one protocol violation (or, for "good-io",
+ * "ooo" and "hb-con", a legal oddity that must be served).  The exit
+ * status says whether the server reacted as the protocol requires: 0 when
+ * it did (rejected the connect request, closed the connection, or served
+ * a legal request), 1 when it did not, 2 when the peer itself failed.
+ *
+ * As a server, the peer answers one client session with the lie CASE
+ * names and exits 0 once the client has dropped every connection (the
+ * scenario then checks what the client made of it), 1 when the client
+ * kept the connections, 2 on its own failure.  The wire layout is
+ * written out here from the protocol, independently of the kernel
+ * headers, so that a change of the module's layout shows as a failure.
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#define RTRS_MAGIC		0x1BBD
+#define RTRS_VERSION		0x0200
+#define CONN_REQ_FIRST_CONN	0x01
+
+#define MSG_INFO_REQ		0
+#define MSG_INFO_RSP		1
+#define MSG_WRITE		2
+#define MSG_READ		3
+
+#define IMM_IO_REQ		0
+#define IMM_IO_RSP		1
+#define IMM_IO_RSP_W_INV	2
+#define IMM_HB_MSG		8
+#define IMM_HB_ACK		9
+#define IMM_PAYLOAD_BITS	28
+
+#define MAX_CONS		8
+#define RECV_DEPTH		256
+#define SEND_DEPTH		128
+#define BUF_SIZE		(1024 * 1024)
+#define WAIT_MS			20000
+
+/* Connect request private data: 56 bytes, little-endian. */
+struct conn_req {
+	__u8		cma_version;
+	__u8		ip_version;
+	__u16	magic;
+	__u16	version;
+	__u16	cid;
+	__u16	cid_num;
+	__u16	recon_cnt;
+	__u8		sess_uuid[16];
+	__u8		paths_uuid[16];
+	__u8		flags;
+	__u8		reserved[11];
+};
+
+struct conn_rsp {
+	__u16	magic;
+	__u16	version;
+	__u16	errno_;
+	__u16	queue_depth;
+	__u32	max_io_size;
+	__u32	max_hdr_size;
+	__u32	flags;
+	__u8		reserved[36];
+};
+
+struct info_req {
+	__u16	type;
+	__u8		pathname[255];
+	__u8		reserved[15];
+};
+
+struct sg_desc {
+	__u64	addr;
+	__u32	key;
+	__u32	len;
+};
+
+struct info_rsp {
+	__u16	type;
+	__u16	sg_cnt;
+	__u8		reserved[4];
+	struct sg_desc	desc[];
+};
+
+struct rdma_read_hdr {
+	__u16	type;
+	__u16	usr_len;
+	__u16	flags;
+	__u16	sg_cnt;
+	struct sg_desc	desc[2];
+};
+
+struct con {
+	struct rdma_cm_id	*id;
+	struct ibv_cq		*cq;
+	int			established;
+	int			rejected;
+	int			disconnected;
+	int			rej_status;
+	struct conn_rsp		rsp;
+};
+
+static struct peer {
+	struct rdma_event_channel *ch;
+	struct ibv_pd		*pd;
+	struct ibv_mr		*mr;
+	char			*buf;	/* [0, 64K): receives; then send data */
+	struct sockaddr_in	src, dst;
+	struct con		con[MAX_CONS];
+	unsigned int		cid_num;
+	__u8			sess_uuid[16], paths_uuid[16];
+	/* From the server. */
+	unsigned int		queue_depth, chunk_size, chunks;
+	struct sg_desc		desc[65536];
+	unsigned int		hold;
+	/* Server side: the listener and the last connect request. */
+	struct con		lcon;
+	struct conn_req		req;
+	size_t			req_len;
+} P;
+
+#define SEND_OFF	(64 << 10)
+
+static void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "rtrs-peer: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static void die(const char *what)
+{
+	say("%s: %s", what, strerror(errno));
+	exit(2);
+}
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct con *con_of(struct rdma_cm_id *id)
+{
+	return id->context;
+}
+
+/* Take one CM event within @ms and note what it says about its id. */
+static int next_event(int ms, struct rdma_cm_id **idp,
+		      enum rdma_cm_event_type *type)
+{
+	struct pollfd pfd = { .fd = P.ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	struct con *c;
+
+	if (poll(&pfd, 1, ms) <= 0)
+		return -1;
+	if (rdma_get_cm_event(P.ch, &ev))
+		die("rdma_get_cm_event");
+	*idp = ev->id;
+	*type = ev->event;
+	c = con_of(ev->id);
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		memset(&P.req, 0, sizeof(P.req));
+		P.req_len = ev->param.conn.private_data_len;
+		memcpy(&P.req, ev->param.conn.private_data,
+		       P.req_len < sizeof(P.req) ? P.req_len : sizeof(P.req));
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		c->established = 1;
+		if (ev->param.conn.private_data_len >= sizeof(c->rsp))
+			memcpy(&c->rsp, ev->param.conn.private_data,
+			       sizeof(c->rsp));
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		c->rejected = 1;
+		c->rej_status = ev->status;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		c->disconnected = 1;
+		break;
+	default:
+		break;
+	}
+	rdma_ack_cm_event(ev);
+	return 0;
+}
+
+/* Wait for @want on @c's id; other ids' events are recorded on the way. */
+static int wait_event(struct con *c, enum rdma_cm_event_type want, int ms)
+{
+	long end = now_ms() + ms;
+	enum rdma_cm_event_type type;
+	struct rdma_cm_id *id;
+
+	while (now_ms() < end) {
+		if (next_event(end - now_ms(), &id, &type))
+			break;
+		if (id != c->id)
+			continue;
+		if (type == want)
+			return 0;
+		say("cid %ld: %s while waiting for %s (status %d)",
+		    (long)(c - P.con), rdma_event_str(type),
+		    rdma_event_str(want), c->rej_status);
+		return -1;
+	}
+	return -1;
+}
+
+/*
+ * Every receive has room: the INFO_RSP, and with always-invalidate the
+ * RKEY_RSP SENDs, land in the start of the buffer.
+ */
+static void post_recv(struct con *c)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)P.buf,
+		.length = SEND_OFF,
+		.lkey = P.mr->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.sg_list = &sge,
+		.num_sge = 1,
+	}, *bad;
+
+	if (ibv_post_recv(c->id->qp, &wr, &bad))
+		die("ibv_post_recv");
+}
+
+static void setup_qp(struct con *c)
+{
+	struct ibv_qp_init_attr attr = {
+		.cap = {
+			.max_send_wr = SEND_DEPTH,
+			.max_recv_wr = RECV_DEPTH,
+			.max_send_sge = 1,
+			.max_recv_sge = 1,
+		},
+		.qp_type = IBV_QPT_RC,
+	};
+	int i;
+
+	if (!P.pd) {
+		P.pd = ibv_alloc_pd(c->id->verbs);
+		if (!P.pd)
+			die("ibv_alloc_pd");
+		P.buf = aligned_alloc(4096, BUF_SIZE);
+		if (!P.buf)
+			die("aligned_alloc");
+		memset(P.buf, 0, BUF_SIZE);
+		P.mr = ibv_reg_mr(P.pd, P.buf, BUF_SIZE,
+				  IBV_ACCESS_LOCAL_WRITE |
+				  IBV_ACCESS_REMOTE_WRITE |
+				  IBV_ACCESS_REMOTE_READ);
+		if (!P.mr)
+			die("ibv_reg_mr");
+	}
+	c->cq = ibv_create_cq(c->id->verbs, SEND_DEPTH + RECV_DEPTH, NULL,
+			      NULL, 0);
+	if (!c->cq)
+		die("ibv_create_cq");
+	attr.send_cq = c->cq;
+	attr.recv_cq = c->cq;
+	if (rdma_create_qp(c->id, P.pd, &attr))
+		die("rdma_create_qp");
+	for (i = 0; i < RECV_DEPTH; i++)
+		post_recv(c);
+}
+
+static void fill_req(struct conn_req *req, unsigned int cid,
+		     unsigned int cid_num)
+{
+	memset(req, 0, sizeof(*req));
+	req->magic = htole16(RTRS_MAGIC);
+	req->version = htole16(RTRS_VERSION);
+	req->cid = htole16(cid);
+	req->cid_num = htole16(cid_num);
+	memcpy(req->sess_uuid, P.sess_uuid, 16);
+	memcpy(req->paths_uuid, P.paths_uuid, 16);
+	req->flags = CONN_REQ_FIRST_CONN;
+}
+
+/*
+ * Connect slot @slot with private data @req of @len bytes.  Return 0 when
+ * established, 1 when rejected, -1 otherwise.
+ */
+static int connect_raw(unsigned int slot, const void *req, size_t len)
+{
+	struct con *c = &P.con[slot];
+	struct rdma_conn_param param = {
+		.private_data = req,
+		.private_data_len = len,
+		.responder_resources = 1,
+		.initiator_depth = 1,
+		.retry_count = 7,
+		.rnr_retry_count = 7,
+	};
+
+	if (rdma_create_id(P.ch, &c->id, c, RDMA_PS_TCP))
+		die("rdma_create_id");
+	if (rdma_resolve_addr(c->id, (struct sockaddr *)&P.src,
+			      (struct sockaddr *)&P.dst, 5000) ||
+	    wait_event(c, RDMA_CM_EVENT_ADDR_RESOLVED, WAIT_MS))
+		die("resolving the address");
+	if (rdma_resolve_route(c->id, 5000) ||
+	    wait_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED, WAIT_MS))
+		die("resolving the route");
+	setup_qp(c);
+	if (rdma_connect(c->id, &param))
+		die("rdma_connect");
+	if (!wait_event(c, RDMA_CM_EVENT_ESTABLISHED, WAIT_MS))
+		return 0;
+	return c->rejected ? 1 : -1;
+}
+
+static int connect_con(unsigned int cid, unsigned int cid_num)
+{
+	struct conn_req req;
+
+	fill_req(&req, cid, cid_num);
+	return connect_raw(cid, &req, sizeof(req));
+}
+
+/* Wait for one completion on @c; return its status, or -1 on timeout. */
+static int poll_one(struct con *c, struct ibv_wc *wc, int ms)
+{
+	long end = now_ms() + ms;
+	int n;
+
+	do {
+		n = ibv_poll_cq(c->cq, 1, wc);
+		if (n < 0)
+			die("ibv_poll_cq");
+		if (n)
+			return wc->status;
+		usleep(1000);
+	} while (now_ms() < end);
+	return -1;
+}
+
+static int post_send(struct con *c, enum ibv_wr_opcode op, __u32 imm,
+		     size_t off, size_t len, __u64 raddr, __u32 rkey,
+		     int signaled)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)P.buf + SEND_OFF + off,
+		.length = len,
+		.lkey = P.mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.opcode = op,
+		.sg_list = len ? &sge : NULL,
+		.num_sge = len ? 1 : 0,
+		.send_flags = signaled ? IBV_SEND_SIGNALED : 0,
+		.imm_data = htobe32(imm),
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	}, *bad;
+
+	return ibv_post_send(c->id->qp, &wr, &bad);
+}
+
+/* A signaled send and its completion. */
+static int send_sync(struct con *c, enum ibv_wr_opcode op, __u32 imm,
+		     size_t off, size_t len, __u64 raddr, __u32 rkey)
+{
+	struct ibv_wc wc;
+
+	if (post_send(c, op, imm, off, len, raddr, rkey, 1))
+		return -1;
+	while (poll_one(c, &wc, WAIT_MS) >= 0)
+		if (wc.opcode != IBV_WC_RECV &&
+		    wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
+			return wc.status;
+	return -1;
+}
+
+static void send_info_req(struct con *c, const void *msg, size_t len)
+{
+	memcpy(P.buf + SEND_OFF, msg, len);
+	if (send_sync(c, IBV_WR_SEND, 0, 0, len, 0, 0))
+		say("INFO_REQ send did not complete");
+}
+
+static void name_req(struct info_req *req, const char *name)
+{
+	memset(req, 0, sizeof(*req));
+	req->type = htole16(MSG_INFO_REQ);
+	snprintf((char *)req->pathname, sizeof(req->pathname), "%s", name);
+}
+
+/* Receive the INFO_RSP on connection 0 and keep its descriptors. */
+static int recv_info_rsp(void)
+{
+	const struct info_rsp *rsp = (const void *)P.buf;
+	struct ibv_wc wc;
+	unsigned int i;
+
+	while (poll_one(&P.con[0], &wc, WAIT_MS) == IBV_WC_SUCCESS) {
+		if (wc.opcode != IBV_WC_RECV)
+			continue;
+		if (le16toh(rsp->type) != MSG_INFO_RSP ||
+		    wc.byte_len < sizeof(*rsp)) {
+			say("not an INFO_RSP: %u bytes", wc.byte_len);
+			return -1;
+		}
+		P.chunks = le16toh(rsp->sg_cnt);
+		for (i = 0; i < P.chunks; i++) {
+			P.desc[i].addr = le64toh(rsp->desc[i].addr);
+			P.desc[i].key = le32toh(rsp->desc[i].key);
+			P.desc[i].len = le32toh(rsp->desc[i].len);
+		}
+		P.chunk_size = P.chunks ? P.desc[0].len : 0;
+		P.queue_depth = le16toh(P.con[0].rsp.queue_depth);
+		say("session up: %u chunks of %u bytes, queue depth %u",
+		    P.chunks, P.chunk_size, P.queue_depth);
+		return 0;
+	}
+	say("no INFO_RSP");
+	return -1;
+}
+
+/* A whole session: all connections, INFO_REQ, INFO_RSP. */
+static int session_up(unsigned int cid_num)
+{
+	struct info_req req;
+	unsigned int cid;
+
+	P.cid_num = cid_num;
+	for (cid = 0; cid < cid_num; cid++)
+		if (connect_con(cid, cid_num))
+			return -1;
+	name_req(&req, "peer");
+	send_info_req(&P.con[0], &req, sizeof(req));
+	return recv_info_rsp();
+}
+
+static int any_disconnected(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAX_CONS; i++)
+		if (P.con[i].disconnected)
+			return 1;
+	return 0;
+}
+
+/* Exit 0 when the server closes one of our connections within @ms. */
+static int expect_closed(int ms)
+{
+	long end = now_ms() + ms;
+	enum rdma_cm_event_type type;
+	struct rdma_cm_id *id;
+
+	while (!any_disconnected() && now_ms() < end)
+		next_event(end - now_ms(), &id, &type);
+	if (any_disconnected()) {
+		say("the server closed the connection");
+		return 0;
+	}
+	say("the server kept the connection");
+	return 1;
+}
+
+static int expect_open(int ms)
+{
+	long end = now_ms() + ms;
+	enum rdma_cm_event_type type;
+	struct rdma_cm_id *id;
+
+	while (!any_disconnected() && now_ms() < end)
+		next_event(end - now_ms(), &id, &type);
+	if (any_disconnected()) {
+		say("the server closed the connection");
+		return 1;
+	}
+	say("the connection stays");
+	return 0;
+}
+
+static __u32 imm(__u32 type, __u32 payload)
+{
+	return type << IMM_PAYLOAD_BITS | (payload & ((1u << 28) - 1));
+}
+
+static unsigned int off_bits(void)
+{
+	unsigned int order = 0;
+
+	while ((1u << order) < P.queue_depth)
+		order++;
+	return IMM_PAYLOAD_BITS - order;
+}
+
+static __u32 io_imm(__u32 id, __u32 off)
+{
+	return imm(IMM_IO_REQ, id << off_bits() | off);
+}
+
+/*
+ * Write @len bytes of the send area to chunk @id from its start, with
+ * the IO request immediate for a header at @off.
+ */
+static int write_chunk(struct con *c, __u32 id, size_t len, __u32 off)
+{
+	return send_sync(c, IBV_WR_RDMA_WRITE_WITH_IMM, io_imm(id, off), 0, len,
+			 P.desc[id].addr, P.desc[id].key);
+}
+
+/* Lay a WRITE header with @usr_len at @off of the send area. */
+static void write_hdr(__u32 off, __u16 usr_len)
+{
+	__u16 hdr[2] = { htole16(MSG_WRITE), htole16(usr_len) };
+
+	memcpy(P.buf + SEND_OFF + off, hdr, sizeof(hdr));
+}
+
+static void read_hdr(__u32 off, __u16 sg_cnt, __u32 len)
+{
+	struct rdma_read_hdr h = {
+		.type = htole16(MSG_READ),
+		.sg_cnt = htole16(sg_cnt),
+	};
+
+	h.desc[0].addr = htole64((uintptr_t)P.buf);
+	h.desc[0].key = htole32(P.mr->rkey);
+	h.desc[0].len = htole32(len);
+	h.desc[1] = h.desc[0];
+	memcpy(P.buf + SEND_OFF + off, &h, sizeof(h));
+}
+
+/* ---- the cases ------------------------------------------------------ */
+
+static int rejected(int r)
+{
+	if (r == 1) {
+		say("rejected");
+		return 0;
+	}
+	say(r ? "no answer" : "accepted");
+	return 1;
+}
+
+static int case_req_field(const char *name)
+{
+	struct conn_req req;
+	size_t len = sizeof(req);
+
+	fill_req(&req, 0, 2);
+	if (!strcmp(name, "bad-magic"))
+		req.magic = htole16(0x1BBE);
+	else if (!strcmp(name, "bad-version"))
+		req.version = htole16(0x0300);
+	else if (!strcmp(name, "cid-ge-num"))
+		req.cid = htole16(2);
+	else if (!strcmp(name, "cid-num-0"))
+		req.cid_num = 0;
+	else if (!strcmp(name, "cid-num-huge"))
+		req.cid_num = htole16(0xffff), req.cid = htole16(0xfffe);
+	else if (!strcmp(name, "short-req"))
+		len = 12;
+	else if (!strcmp(name, "no-req"))
+		len = 0;
+	else
+		return -1;
+	return rejected(connect_raw(0, &req, len));
+}
+
+/* Connection 1 of 2 only, held open for P.hold seconds, then dropped. */
+static int case_partial(void)
+{
+	if (connect_con(1, 2))
+		return 1;
+	say("holding connection 1 of 2 for %u s", P.hold);
+	if (expect_open(P.hold * 1000))
+		return 1;
+	rdma_disconnect(P.con[1].id);
+	return 0;
+}
+
+/* Connections in reverse order still make a session. */
+static int case_ooo(void)
+{
+	struct info_req req;
+
+	P.cid_num = 2;
+	if (connect_con(1, 2) || connect_con(0, 2))
+		return 1;
+	name_req(&req, "peer");
+	send_info_req(&P.con[0], &req, sizeof(req));
+	return recv_info_rsp() ? 1 : 0;
+}
+
+static int case_dup_cid(void)
+{
+	struct conn_req req;
+
+	if (connect_con(0, 2))
+		return 1;
+	/* Slot 1 carries a second connection 0. */
+	fill_req(&req, 0, 2);
+	return rejected(connect_raw(1, &req, sizeof(req)));
+}
+
+static int case_info_early(void)
+{
+	struct info_req req;
+
+	if (connect_con(0, 2))
+		return 1;
+	name_req(&req, "peer");
+	send_info_req(&P.con[0], &req, sizeof(req));
+	return expect_closed(WAIT_MS);
+}
+
+/* All connections up, then a bad INFO_REQ as named. */
+static int case_info(const char *name)
+{
+	struct info_req req;
+	size_t len = sizeof(req);
+
+	if (connect_con(0, 2) || connect_con(1, 2))
+		return 2;
+	name_req(&req, "peer");
+	if (!strcmp(name, "info-noterm"))
+		memset(req.pathname, 'a', sizeof(req.pathname));
+	else if (!strcmp(name, "info-short"))
+		len = 10;
+	else if (!strcmp(name, "info-slash"))
+		name_req(&req, "../x");
+	else if (!strcmp(name, "info-type"))
+		req.type = htole16(MSG_INFO_RSP);
+	else
+		return -1;
+	send_info_req(&P.con[0], &req, len);
+	return expect_closed(WAIT_MS);
+}
+
+/* An IO request on a path that has not had its INFO_REQ. */
+static int case_io_early(void)
+{
+	if (connect_con(0, 2) || connect_con(1, 2))
+		return 2;
+	if (send_sync(&P.con[1], IBV_WR_RDMA_WRITE_WITH_IMM,
+		      imm(IMM_IO_REQ, 0), 0, 0, 0, 0))
+		say("immediate not acknowledged");
+	return expect_closed(WAIT_MS);
+}
+
+static int case_info_twice(void)
+{
+	struct info_req req;
+
+	if (session_up(2))
+		return 2;
+	name_req(&req, "peer");
+	send_info_req(&P.con[0], &req, sizeof(req));
+	return expect_closed(WAIT_MS);
+}
+
+/* Wait for the IO response to chunk @id on @c. */
+static int io_answered(struct con *c, __u32 id)
+{
+	struct ibv_wc wc;
+	__u32 v;
+
+	while (poll_one(c, &wc, WAIT_MS) == IBV_WC_SUCCESS) {
+		if (!(wc.opcode & IBV_WC_RECV) ||
+		    !(wc.wc_flags & IBV_WC_WITH_IMM))
+			continue;
+		v = be32toh(wc.imm_data);
+		if (v >> IMM_PAYLOAD_BITS != IMM_IO_RSP &&
+		    v >> IMM_PAYLOAD_BITS != IMM_IO_RSP_W_INV)
+			continue;
+		if ((v & ((1u << 19) - 1)) == id) {
+			say("chunk %u answered, errno %u", id,
+			    (v >> 19) & 511);
+			return 0;
+		}
+	}
+	say("no answer for chunk %u", id);
+	return 1;
+}
+
+/* A well-formed WRITE must be answered: proves our encoding. */
+static int case_good_io(void)
+{
+	__u32 off = 512;
+
+	if (session_up(2))
+		return 2;
+	memset(P.buf + SEND_OFF, 0x5a, off);
+	write_hdr(off, 0);
+	if (write_chunk(&P.con[1], 3, off + 4, off))
+		return 2;
+	return io_answered(&P.con[1], 3) || expect_open(1000);
+}
+
+static int case_io(const char *name)
+{
+	struct con *c = &P.con[1];
+	__u32 off = 512, v = 0;
+	size_t len = off + 4;
+
+	if (session_up(2))
+		return 2;
+	if (!strcmp(name, "imm-type")) {
+		v = imm(5, 0);
+	} else if (!strcmp(name, "imm-rsp")) {
+		v = imm(IMM_IO_RSP, 0);
+	} else if (!strcmp(name, "chunk-id")) {
+		if (P.queue_depth == 1u << (IMM_PAYLOAD_BITS - off_bits())) {
+			say("queue depth %u is a power of two: no id past it",
+			    P.queue_depth);
+			return 2;
+		}
+		v = io_imm(P.queue_depth, 0);
+	} else if (!strcmp(name, "chunk-off")) {
+		v = io_imm(0, P.chunk_size);
+	} else if (!strcmp(name, "usr-len")) {
+		write_hdr(off, off + 1);
+		return write_chunk(c, 0, len, off) ? 2 : expect_closed(WAIT_MS);
+	} else if (!strcmp(name, "hdr-at-end")) {
+		off = P.chunk_size - 1;
+		write_hdr(0, 0);
+		return send_sync(c, IBV_WR_RDMA_WRITE_WITH_IMM, io_imm(0, off),
+				 0, 1, P.desc[0].addr + off, P.desc[0].key) ?
+			2 : expect_closed(WAIT_MS);
+	} else if (!strcmp(name, "hdr-type")) {
+		write_hdr(off, 0);
+		P.buf[SEND_OFF + off] = 7;
+		return write_chunk(c, 0, len, off) ? 2 : expect_closed(WAIT_MS);
+	} else if (!strcmp(name, "read-sg-cnt")) {
+		read_hdr(off, 2, 4096);
+		return write_chunk(c, 0, off + sizeof(struct rdma_read_hdr),
+				   off) ? 2 : expect_closed(WAIT_MS);
+	} else if (!strcmp(name, "read-len")) {
+		read_hdr(off, 1, P.chunk_size + 1);
+		return write_chunk(c, 0, off + sizeof(struct rdma_read_hdr),
+				   off) ? 2 : expect_closed(WAIT_MS);
+	} else {
+		return -1;
+	}
+	if (send_sync(c, IBV_WR_RDMA_WRITE_WITH_IMM, v, 0, 0, 0, 0))
+		say("immediate not acknowledged");
+	return expect_closed(WAIT_MS);
+}
+
+/* A heartbeat on a connection other than 0 is legal and answered. */
+static int case_hb_con(void)
+{
+	if (session_up(2))
+		return 2;
+	if (send_sync(&P.con[1], IBV_WR_RDMA_WRITE_WITH_IMM,
+		      imm(IMM_HB_MSG, 0), 0, 0, 0, 0))
+		return 1;
+	return expect_open(2000);
+}
+
+/* 10000 immediates of an unknown type, as fast as the queue takes them. */
+static int case_flood(void)
+{
+	struct con *c = &P.con[1];
+	long end = now_ms() + WAIT_MS;
+	unsigned int sent = 0, out = 0;
+	struct ibv_wc wc[16];
+	int n, i;
+
+	if (session_up(2))
+		return 2;
+	while (sent < 10000 && now_ms() < end) {
+		if (out < SEND_DEPTH / 2 &&
+		    !post_send(c, IBV_WR_RDMA_WRITE_WITH_IMM, imm(6, sent),
+			       0, 0, 0, 0, 1)) {
+			sent++;
+			out++;
+			continue;
+		}
+		n = ibv_poll_cq(c->cq, 16, wc);
+		for (i = 0; i < n; i++) {
+			/* The opcode of a failed completion means nothing. */
+			if (wc[i].status != IBV_WC_SUCCESS)
+				goto done;
+			if (!(wc[i].opcode & IBV_WC_RECV))
+				out--;
+		}
+		if (!n)
+			usleep(100);
+	}
+done:
+	say("%u immediates posted", sent);
+	return expect_closed(WAIT_MS);
+}
+
+/* ---- the lying server ----------------------------------------------- */
+
+#define SRV_QD		16
+#define SRV_CHUNK	16384
+#define SRV_HDR		512
+#define CHUNK_OFF	(256 * 1024)
+
+static const char *srv_case;
+
+static int is(const char *name)
+{
+	return !strcmp(srv_case, name);
+}
+
+static void srv_conn_rsp(struct conn_rsp *rsp, unsigned int cid)
+{
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->magic = htole16(RTRS_MAGIC);
+	rsp->version = htole16(RTRS_VERSION);
+	rsp->queue_depth = htole16(SRV_QD);
+	rsp->max_io_size = htole32(SRV_CHUNK - SRV_HDR);
+	rsp->max_hdr_size = htole32(SRV_HDR);
+	if (is("rsp-magic"))
+		rsp->magic = htole16(0x1BBE);
+	else if (is("rsp-errno"))
+		rsp->errno_ = htole16(EBUSY);
+	else if (is("rsp-qd-0"))
+		rsp->queue_depth = 0;
+	else if (is("rsp-qd-vary") && cid)
+		rsp->queue_depth = htole16(SRV_QD / 2);
+	else if (is("rsp-io-huge"))
+		rsp->max_io_size = htole32(0x7fffffff);
+	else if (is("rsp-hdr-small"))
+		rsp->max_hdr_size = htole32(4);
+}
+
+/* Accept the connection @id asked for in P.req, with the case's lie. */
+static void srv_accept(struct rdma_cm_id *id)
+{
+	unsigned int cid = le16toh(P.req.cid);
+	struct conn_rsp rsp;
+	struct rdma_conn_param param = {
+		.private_data = &rsp,
+		.private_data_len = sizeof(rsp),
+		.responder_resources = 1,
+		.initiator_depth = 1,
+		.rnr_retry_count = 7,
+	};
+	struct con *c;
+
+	if (P.req_len < sizeof(P.req) || cid >= MAX_CONS || P.con[cid].id) {
+		say("refusing connection %u", cid);
+		rdma_reject(id, NULL, 0);
+		return;
+	}
+	c = &P.con[cid];
+	c->id = id;
+	id->context = c;
+	setup_qp(c);
+	srv_conn_rsp(&rsp, cid);
+	if (rdma_accept(id, &param))
+		die("rdma_accept");
+}
+
+static void srv_info_rsp(void)
+{
+	struct info_rsp *rsp = (void *)(P.buf + SEND_OFF);
+	unsigned int i, n = SRV_QD;
+	size_t len;
+
+	if (is("info-few"))
+		n = SRV_QD / 2;		/* divides the depth, covers half */
+	else if (is("info-many"))
+		n = SRV_QD + 1;
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->type = htole16(is("info-type") ? MSG_INFO_REQ : MSG_INFO_RSP);
+	rsp->sg_cnt = htole16(n);
+	for (i = 0; i < n; i++) {
+		rsp->desc[i].addr = htole64((uintptr_t)P.buf + CHUNK_OFF +
+					    (i % SRV_QD) * SRV_CHUNK);
+		rsp->desc[i].key = htole32(P.mr->rkey);
+		rsp->desc[i].len = htole32(SRV_CHUNK);
+	}
+	len = sizeof(*rsp) + n * sizeof(rsp->desc[0]);
+	if (is("info-short"))
+		len -= sizeof(rsp->desc[0]);
+	if (send_sync(&P.con[0], IBV_WR_SEND, 0, 0, len, 0, 0))
+		say("INFO_RSP send did not complete");
+}
+
+/* A receive completed on @c: its opcode, or -1 when none. */
+static int srv_recv(struct con *c, __u32 *imm_data)
+{
+	struct ibv_wc wc;
+
+	while (c->cq && ibv_poll_cq(c->cq, 1, &wc) == 1) {
+		if (wc.status != IBV_WC_SUCCESS)
+			return -1;
+		if (!(wc.opcode & IBV_WC_RECV))
+			continue;
+		*imm_data = be32toh(wc.imm_data);
+		return wc.opcode;
+	}
+	return -1;
+}
+
+/* Answer the first IO request with the case's lie; 1 once done. */
+static int srv_io(void)
+{
+	unsigned int i, id;
+	__u32 v, ans;
+
+	for (i = 0; i < MAX_CONS; i++) {
+		if (srv_recv(&P.con[i], &v) != IBV_WC_RECV_RDMA_WITH_IMM ||
+		    v >> IMM_PAYLOAD_BITS != IMM_IO_REQ)
+			continue;
+		id = (v & 0x0fffffff) >> 24;	/* 28 - log2(SRV_QD) */
+		if (is("io-bad-id"))
+			ans = imm(IMM_IO_RSP, SRV_QD + 3);
+		else if (is("io-not-sent"))
+			ans = imm(IMM_IO_RSP, (id + 1) % SRV_QD);
+		else if (is("io-type"))
+			ans = imm(IMM_IO_REQ, id);
+		else
+			ans = imm(IMM_IO_RSP, id);
+		say("request for chunk %u, answering 0x%08x", id, ans);
+		send_sync(&P.con[i], IBV_WR_RDMA_WRITE_WITH_IMM, ans, 0, 0,
+			  0, 0);
+		return 1;
+	}
+	return 0;
+}
+
+static int srv_all_gone(void)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < MAX_CONS; i++) {
+		if (!P.con[i].id)
+			continue;
+		if (!P.con[i].disconnected && !P.con[i].rejected)
+			return 0;
+		n++;
+	}
+	return n > 0;
+}
+
+static int run_server(const char *name)
+{
+	long end = now_ms() + 3 * WAIT_MS;
+	enum rdma_cm_event_type type;
+	struct rdma_cm_id *id;
+	int info_done = 0, io_done = 0;
+	__u32 v;
+
+	srv_case = name;
+	if (rdma_create_id(P.ch, &P.lcon.id, &P.lcon, RDMA_PS_TCP) ||
+	    rdma_bind_addr(P.lcon.id, (struct sockaddr *)&P.dst) ||
+	    rdma_listen(P.lcon.id, 16))
+		die("listening");
+	say("listening, case %s", name);
+	while (now_ms() < end) {
+		if (!next_event(10, &id, &type) &&
+		    type == RDMA_CM_EVENT_CONNECT_REQUEST)
+			srv_accept(id);
+		if (!info_done && P.con[0].id &&
+		    srv_recv(&P.con[0], &v) == IBV_WC_RECV) {
+			say("INFO_REQ received");
+			srv_info_rsp();
+			info_done = 1;
+		} else if (info_done && !io_done) {
+			io_done = srv_io();
+		}
+		if (srv_all_gone()) {
+			say("the client dropped every connection");
+			return 0;
+		}
+	}
+	say("the client kept its connections");
+	return 1;
+}
+
+static int run_case(const char *name)
+{
+	int r = case_req_field(name);
+
+	if (r >= 0)
+		return r;
+	if (!strcmp(name, "partial"))
+		return case_partial();
+	if (!strcmp(name, "ooo"))
+		return case_ooo();
+	if (!strcmp(name, "dup-cid"))
+		return case_dup_cid();
+	if (!strcmp(name, "info-early"))
+		return case_info_early();
+	if (!strcmp(name, "io-early"))
+		return case_io_early();
+	if (!strcmp(name, "info-twice"))
+		return case_info_twice();
+	if (!strncmp(name, "info-", 5))
+		return case_info(name);
+	if (!strcmp(name, "good-io"))
+		return case_good_io();
+	if (!strcmp(name, "hb-con"))
+		return case_hb_con();
+	if (!strcmp(name, "flood"))
+		return case_flood();
+	r = case_io(name);
+	if (r < 0) {
+		say("unknown case %s", name);
+		return 2;
+	}
+	return r;
+}
+
+static void addr(struct sockaddr_in *sin, const char *ip, int port)
+{
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	if (inet_pton(AF_INET, ip, &sin->sin_addr) != 1) {
+		say("bad address %s", ip);
+		exit(2);
+	}
+}
+
+static void random_uuid(__u8 *u)
+{
+	int fd = open("/dev/urandom", O_RDONLY);
+
+	if (fd < 0 || read(fd, u, 16) != 16)
+		die("/dev/urandom");
+	close(fd);
+	u[6] = (u[6] & 0x0f) | 0x40;
+	u[8] = (u[8] & 0x3f) | 0x80;
+}
+
+static void teardown(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAX_CONS; i++) {
+		struct con *c = &P.con[i];
+
+		if (!c->id)
+			continue;
+		rdma_disconnect(c->id);
+		if (c->id->qp)
+			rdma_destroy_qp(c->id);
+		if (c->cq)
+			ibv_destroy_cq(c->cq);
+		rdma_destroy_id(c->id);
+	}
+	if (P.lcon.id)
+		rdma_destroy_id(P.lcon.id);
+	if (P.mr)
+		ibv_dereg_mr(P.mr);
+	if (P.pd)
+		ibv_dealloc_pd(P.pd);
+}
+
+int main(int argc, char **argv)
+{
+	int r;
+
+	const char *name;
+
+	P.ch = rdma_create_event_channel();
+	if (!P.ch)
+		die("rdma_create_event_channel");
+	if (argc == 5 && !strcmp(argv[1], "server")) {
+		addr(&P.dst, argv[2], atoi(argv[3]));
+		name = argv[4];
+		r = run_server(name);
+	} else if (argc >= 6 && !strcmp(argv[1], "client")) {
+		addr(&P.src, argv[2], 0);
+		addr(&P.dst, argv[3], atoi(argv[4]));
+		P.hold = argc > 6 ? atoi(argv[6]) : 10;
+		random_uuid(P.sess_uuid);
+		random_uuid(P.paths_uuid);
+		name = argv[5];
+		r = run_case(name);
+	} else {
+		fprintf(stderr,
+			"usage: rtrs-peer client SRC DST PORT CASE [HOLD]\n"
+			"       rtrs-peer server ADDR PORT CASE\n");
+		return 2;
+	}
+	say("case %s: %s", name, r == 0 ? "ok" : r == 1 ? "FAILED" :
+	    "peer error");
+	teardown();
+	return r;
+}
