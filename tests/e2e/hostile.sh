@@ -117,7 +117,7 @@ peer_case() {
 # opens and gets verified IO; the half path goes when the peer drops it.
 partial_held() {
 	local pid rc=0 t0
-	peer client "$PAIR_B" "$PAIR_A" 1234 partial 20 &
+	peer client "$PAIR_B" "$PAIR_A" 1234 partial 40 &
 	pid=$!
 	wait_for 20 qps_above "$IDLE_QPS" || rc=1
 	t0=$(date +%s)
