@@ -110,14 +110,55 @@ declare -A COUNT=([flap]=0 [rxe]=0 [path]=0 [srvdisc]=0 [reload]=0 [nudge]=0 [no
 NETDEV=(veth0 veth2)
 RXE=(rxe0 rxe1 rxe2 rxe3)
 
+# write_file FILE VALUE: one write to a sysfs file, its error dropped.
+write_file() {
+	echo "$2" 2>/dev/null >"$1"
+}
+
+# guard CMD...: CMD, given 120 s.  A command stuck longer leaves STUCK
+# set, and the stacks of every task in D state and of the command in
+# soak/stuck; the driver stops then (the next event would hang too).
+STUCK=
+guard() {
+	local pid i
+	"$@" &
+	pid=$!
+	for i in $(seq 240); do
+		kill -0 "$pid" 2>/dev/null || { wait "$pid"; return; }
+		sleep 0.5
+	done
+	STUCK="$*"
+	log_event "stuck: $*"
+	dump_stuck "$pid" >>"$L/stuck" 2>&1
+	echo w >/proc/sysrq-trigger
+	return 1
+}
+
+# dump_stuck PID: the kernel stacks of PID, its children and every task
+# in D state.
+dump_stuck() {
+	local d s state ppid
+	for d in /proc/[0-9]*; do
+		read -r s 2>/dev/null <"$d/stat" || continue
+		s=${s##*) }
+		state=${s%% *}
+		s=${s#* }
+		ppid=${s%% *}
+		[ "$state" = D ] || [ "$ppid" = "$1" ] || [ "${d#/proc/}" = "$1" ] ||
+			continue
+		echo "== ${d#/proc/} $(cat "$d/comm") state $state: $(tr '\0' ' ' <"$d/cmdline")"
+		cat "$d/stack"
+	done
+}
+
 # ev_flap I: the client side link of path I goes down for 1 to 5 s; its
 # rxe device is created anew after (see recreate_rxe).
 ev_flap() {
 	local d=${NETDEV[$1]} r=rxe$(( $1 * 2 ))
 	log_event "flap ${P[$1]} $d down"
-	ip link set "$d" down
+	guard ip link set "$d" down
 	sleep $(( RANDOM % 5 + 1 ))
-	link_up "$d" && recreate_rxe "$r" "$d"
+	guard link_up "$d" && guard recreate_rxe "$r" "$d"
 	log_event "flap $d up, $r created anew: $?"
 }
 
@@ -126,9 +167,9 @@ ev_flap() {
 ev_rxe() {
 	local i=$(( RANDOM % 4 ))
 	log_event "rxe delete ${RXE[$i]}"
-	timeout 60 rdma link delete "${RXE[$i]}"
+	guard rdma link delete "${RXE[$i]}" || return
 	sleep $(( RANDOM % 3 + 1 ))
-	rxe_add "${RXE[$i]}" "veth$i"
+	guard rxe_add "${RXE[$i]}" "veth$i"
 	log_event "rxe ${RXE[$i]} added: $?"
 }
 
@@ -143,7 +184,8 @@ ev_path() {
 		read -r was[$k] <"$CS/paths/$p/stats/$k"
 	done
 	log_event "path remove $p"
-	if ! echo 1 >"$CS/paths/$p/remove_path" 2>/dev/null; then
+	if ! guard write_file "$CS/paths/$p/remove_path" 1; then
+		[ -z "$STUCK" ] || return
 		COUNT[busy]=$(( COUNT[busy] + 1 ))
 		log_event "path remove $p refused"
 		return
@@ -153,7 +195,8 @@ ev_path() {
 	done
 	sleep $(( RANDOM % 3 + 1 ))
 	for i in $(seq 30); do
-		echo "$p" >"$CS/add_path" 2>/dev/null && break
+		guard write_file "$CS/add_path" "$p" && break
+		[ -z "$STUCK" ] || return
 		sleep 2
 	done
 	log_event "path add $p: attempt $i"
@@ -162,7 +205,7 @@ ev_path() {
 # ev_srvdisc I: the server disconnects path I.
 ev_srvdisc() {
 	log_event "srvdisc ${P[$1]}"
-	echo 1 >"$SS/paths/${P[$1]}/disconnect" 2>/dev/null
+	guard write_file "$SS/paths/${P[$1]}/disconnect" 1
 	log_event "srvdisc done: $?"
 }
 
@@ -170,10 +213,11 @@ ev_srvdisc() {
 # client's reconnect opens brd again on the new server.
 ev_reload() {
 	log_event "reload unload rnbd-server rtrs-server"
-	rmmod rnbd-server && rmmod rtrs-server
+	guard rmmod rnbd-server && guard rmmod rtrs-server
 	log_event "reload unloaded: $?"
+	[ -z "$STUCK" ] || return
 	sleep $(( RANDOM % 3 + 1 ))
-	insmod "$b/rtrs-server.ko" && insmod "$b/rnbd/rnbd-server.ko"
+	guard insmod "$b/rtrs-server.ko" && guard insmod "$b/rnbd/rnbd-server.ko"
 	log_event "reload loaded: $?"
 }
 
@@ -196,10 +240,11 @@ recover() {
 				COUNT[nudge]=$(( COUNT[nudge] + 1 ))
 				log_event "nudge $p ($(pstate "$p"))"
 				if [ -d "$CS/paths/$p" ]; then
-					echo 1 >"$CS/paths/$p/reconnect" 2>/dev/null
+					guard write_file "$CS/paths/$p/reconnect" 1
 				else
-					echo "$p" >"$CS/add_path" 2>/dev/null
+					guard write_file "$CS/add_path" "$p"
 				fi
+				[ -z "$STUCK" ] || return 1
 			done
 		fi
 		sleep 1
@@ -212,14 +257,14 @@ recover() {
 # next event may hit a path still down.
 driver() {
 	local end=$(( SECONDS + $1 )) kinds=(flap rxe path srvdisc reload) k
-	while [ "$SECONDS" -lt "$end" ]; do
+	while [ "$SECONDS" -lt "$end" ] && [ -z "$STUCK" ]; do
 		sleep $(( RANDOM % 9 + 2 ))
 		k=${kinds[$(( RANDOM % 5 ))]}
 		COUNT[$k]=$(( COUNT[$k] + 1 ))
 		"ev_$k" $(( RANDOM % 2 ))
-		[ $(( RANDOM % 3 )) -eq 0 ] || recover 120
+		[ -n "$STUCK" ] || [ $(( RANDOM % 3 )) -eq 0 ] || recover 120
 	done
-	recover 120
+	[ -n "$STUCK" ] || recover 120
 }
 
 # ---- the verdicts ----------------------------------------------------------
@@ -308,6 +353,8 @@ figure "soak seed $SEED, $SOAK s of events"
 RANDOM=$SEED
 check "veth pair with rxe on both ends" topology_pair
 check "second veth pair with rxe on both ends" topology_second_pair
+check "rping across pair 1" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
+check "rping across pair 2" rping_pair 198.51.100.2 198.51.100.1 rxe3 rxe2
 check "brd" modprobe brd rd_nr=1 rd_size=65536
 check "load rtrs and rnbd" rnbd_load "$b"
 check "build soak-io" gcc -O2 -Wall -pthread -o "$IO" "$RTRS_TOP/tests/e2e/soak-io.c"
@@ -316,7 +363,7 @@ if ! DEV=$(rnbd_map "$SESS" /dev/ram0 "${P[@]}"); then
 	exit 0
 fi
 pass "map /dev/ram0 over two paths"
-check "both paths connected" retry_until 30 both_up
+check "both paths connected" retry_until 60 both_up
 # One request per IO: the counters are compared with soak-io's.
 echo 2 >"/sys/block/$DEV/queue/nomerges"
 for p in "${P[@]}"; do
@@ -364,6 +411,12 @@ figure "soak IO errors: $err_in inside the $down_n all-down windows ($down_s s),
 figure "soak duration: $dur s"
 figure "soak path counters: writes $(stat_sum writes) ($(stat_sum write_bytes) B), reads $(stat_sum reads) ($(stat_sum read_bytes) B), failovers $(stat_sum failovers)"
 
+if [ -n "$STUCK" ]; then
+	fail "no event command stuck" "$STUCK: see soak/stuck"
+	cat "$L/stuck"
+	exit 0
+fi
+pass "no event command stuck"
 check "IO ran and ended with a summary" test "$(summary w_ack)" -gt 0
 check "every acknowledged write reads back intact" \
 	test "$(summary verify_err)" = 0 -a "$(grep -c '^[EV] [0-9.]* final' "$L/io")" = 0
