@@ -23,7 +23,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,14 +33,14 @@
 #define SECT		512
 
 struct slot {
-	uint32_t gen;	/* generation of the last acknowledged write */
-	uint32_t len;	/* its length; 0: nothing known */
+	unsigned int gen;	/* generation of the last acknowledged write */
+	unsigned int len;	/* its length; 0: nothing known */
 };
 
 struct counts {
-	uint64_t w_sub, w_sub_b, w_ack, w_ack_b;
-	uint64_t r_sub, r_sub_b, r_ok, r_ok_b;
-	uint64_t io_err, verify_err, final_slots, final_b;
+	unsigned long long w_sub, w_sub_b, w_ack, w_ack_b;
+	unsigned long long r_sub, r_sub_b, r_ok, r_ok_b;
+	unsigned long long io_err, verify_err, final_slots, final_b;
 };
 
 struct worker {
@@ -49,7 +48,7 @@ struct worker {
 	int idx;
 	struct slot *slots;
 	struct counts c;
-	uint64_t rnd;
+	unsigned long long rnd;
 	unsigned char *wbuf, *rbuf, *ebuf;
 };
 
@@ -66,7 +65,7 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static uint64_t xorshift(uint64_t *s)
+static unsigned long long xorshift(unsigned long long *s)
 {
 	*s ^= *s << 13;
 	*s ^= *s >> 7;
@@ -75,15 +74,15 @@ static uint64_t xorshift(uint64_t *s)
 }
 
 /* The content of slot @slot at generation @gen, @len bytes. */
-static void fill(unsigned char *buf, uint32_t slot, uint32_t gen, uint32_t len)
+static void fill(unsigned char *buf, unsigned int slot, unsigned int gen, unsigned int len)
 {
-	uint32_t s, i;
-	uint64_t r, *p;
+	unsigned int s, i;
+	unsigned long long r, *p;
 
 	for (s = 0; s < len / SECT; s++) {
-		r = ((uint64_t)slot << 40) ^ ((uint64_t)gen << 12) ^ s ^
+		r = ((unsigned long long)slot << 40) ^ ((unsigned long long)gen << 12) ^ s ^
 		    0x9e3779b97f4a7c15ull;
-		p = (uint64_t *)(buf + s * SECT);
+		p = (unsigned long long *)(buf + s * SECT);
 		p[0] = slot;
 		p[1] = gen;
 		p[2] = s;
@@ -106,11 +105,11 @@ static off_t slot_off(struct worker *w, int i)
 }
 
 /* Read back @len bytes of slot @i and compare with generation @gen. */
-static void read_check(struct worker *w, int i, uint32_t gen, uint32_t len,
+static void read_check(struct worker *w, int i, unsigned int gen, unsigned int len,
 		       const char *op)
 {
 	ssize_t n;
-	uint32_t s;
+	unsigned int s;
 
 	w->c.r_sub++;
 	w->c.r_sub_b += len;
@@ -135,8 +134,8 @@ static void read_check(struct worker *w, int i, uint32_t gen, uint32_t len,
 static void one_write(struct worker *w)
 {
 	int i = xorshift(&w->rnd) % nslots;
-	uint32_t len = (xorshift(&w->rnd) % (SLOT_SZ / 4096) + 1) * 4096;
-	uint32_t gen = w->slots[i].gen + 1;
+	unsigned int len = (xorshift(&w->rnd) % (SLOT_SZ / 4096) + 1) * 4096;
+	unsigned int gen = w->slots[i].gen + 1;
 	ssize_t n;
 
 	fill(w->wbuf, w->idx * nslots + i, gen, len);
@@ -221,12 +220,11 @@ int main(int argc, char **argv)
 		t.final_slots += ws[i].c.final_slots;
 		t.final_b += ws[i].c.final_b;
 	}
-	printf("summary w_sub %llu w_sub_b %llu w_ack %llu w_ack_b %llu r_sub %llu r_sub_b %llu r_ok %llu r_ok_b %llu io_err %llu verify_err %llu final_slots %llu final_b %llu\n",
-	       (unsigned long long)t.w_sub, (unsigned long long)t.w_sub_b,
-	       (unsigned long long)t.w_ack, (unsigned long long)t.w_ack_b,
-	       (unsigned long long)t.r_sub, (unsigned long long)t.r_sub_b,
-	       (unsigned long long)t.r_ok, (unsigned long long)t.r_ok_b,
-	       (unsigned long long)t.io_err, (unsigned long long)t.verify_err,
-	       (unsigned long long)t.final_slots, (unsigned long long)t.final_b);
+	printf("summary w_sub %llu w_sub_b %llu w_ack %llu w_ack_b %llu",
+	       t.w_sub, t.w_sub_b, t.w_ack, t.w_ack_b);
+	printf(" r_sub %llu r_sub_b %llu r_ok %llu r_ok_b %llu",
+	       t.r_sub, t.r_sub_b, t.r_ok, t.r_ok_b);
+	printf(" io_err %llu verify_err %llu final_slots %llu final_b %llu\n",
+	       t.io_err, t.verify_err, t.final_slots, t.final_b);
 	return 0;
 }
