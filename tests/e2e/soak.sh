@@ -120,10 +120,10 @@ write_file() {
 # soak/stuck; the driver stops then (the next event would hang too).
 STUCK=
 guard() {
-	local pid i
+	local pid end=$(( SECONDS + 120 ))
 	"$@" &
 	pid=$!
-	for i in $(seq 240); do
+	while [ "$SECONDS" -lt "$end" ]; do
 		kill -0 "$pid" 2>/dev/null || { wait "$pid"; return; }
 		sleep 0.5
 	done
