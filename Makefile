@@ -12,6 +12,10 @@
 #   make bench [BENCH_QUICK=1] [BENCH_REPS=N]
 #                                          ours against mainline rtrs,
 #                                          nvme-rdma and raw rxe
+#   make soak [SOAK_MINUTES=N] [SOAK_SEED=N]
+#                                          verified rnbd IO over two paths
+#                                          while links, devices, paths and
+#                                          the server fail (default 20 min)
 #   make clean                             remove what the above made
 #
 # KDIR defaults to the running kernel's build tree when it exists, else to
@@ -21,7 +25,7 @@ RTRS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rtrs
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
 KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(RTRS_CACHE)/test-kernel/build)
 
-.PHONY: all modules clean check run bench kernel
+.PHONY: all modules clean check run bench soak kernel
 
 all: modules
 
@@ -42,6 +46,9 @@ run:
 
 bench:
 	BENCH_QUICK=$(BENCH_QUICK) BENCH_REPS=$(BENCH_REPS) tests/harness/bench.sh
+
+soak:
+	SOAK_MINUTES=$(SOAK_MINUTES) SOAK_SEED=$(SOAK_SEED) tests/harness/soak.sh
 
 clean:
 	@if [ -f $(KDIR)/Makefile ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi

@@ -22,49 +22,6 @@ CS=/sys/class/rtrs-client/$SESS
 SS=/sys/class/rtrs-server/$SESS
 ABI=$RTRS_TOP/Documentation/ABI/testing
 
-# restore_routes: put back the routes that send each pair's traffic over
-# its wire; the kernel drops a device's routes when it goes down.
-restore_routes() {
-	ip route replace "$PAIR_B" dev veth0 src "$PAIR_A" table 100 &&
-	ip route replace "$PAIR_A" dev veth1 src "$PAIR_B" table 101 &&
-	ip route replace 198.51.100.2 dev veth2 src 198.51.100.1 table 102 &&
-	ip route replace 198.51.100.1 dev veth3 src 198.51.100.2 table 103
-}
-
-# link_up DEV...: bring links back up, with their routes.
-link_up() {
-	local dev
-	for dev in "$@"; do
-		ip link set "$dev" up || return 1
-	done
-	restore_routes
-}
-
-# recreate_rxe RXE NETDEV: delete a soft-RoCE device and add it again.
-# After a link flap with connections established, new RDMA CM
-# connections through the same rxe device time out in these guests (the
-# server accepts, the client never sees the reply) until the device is
-# created anew; rping over a flapped link without connections works.
-# Each flap below is followed by this, as a host would reload its HCA.
-recreate_rxe() {
-	rdma link delete "$1" && rxe_add "$1" "$2"
-}
-
-# A second pair: veth2 (198.51.100.1, rxe2) <-> veth3 (198.51.100.2, rxe3).
-topology_second_pair() {
-	ip link add veth2 type veth peer name veth3 &&
-	ip addr add 198.51.100.1/24 dev veth2 &&
-	ip addr add 198.51.100.2/24 dev veth3 &&
-	ip link set veth2 up && ip link set veth3 up || return 1
-	sysctl -qw net.ipv4.conf.veth2.accept_local=1 \
-		net.ipv4.conf.veth3.accept_local=1 \
-		net.ipv4.conf.veth2.rp_filter=0 \
-		net.ipv4.conf.veth3.rp_filter=0 || return 1
-	route_over_wire 198.51.100.1 198.51.100.2 veth2 102 &&
-	route_over_wire 198.51.100.2 198.51.100.1 veth3 103 || return 1
-	rxe_add rxe2 veth2 && rxe_add rxe3 veth3
-}
-
 pstat() { cat "$CS/paths/$1/stats/$2"; }
 pstate() { cat "$CS/paths/$1/state" 2>/dev/null; }
 

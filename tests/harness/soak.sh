@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# make soak: the soak scenario (tests/e2e/soak.sh) alone, after the set-up
+# make check does for it: packages, the test kernel, our modules built
+# against it and rnbd on them.  Prints the scenario's figures and checks.
+#
+#   make soak [SOAK_MINUTES=N] [SOAK_SEED=N]
+#
+# SOAK_MINUTES (default 20) is the time the driver spends failing things;
+# the guest needs about 5 minutes more for boot, set-up and the end.
+# SOAK_SEED repeats the random choices of an earlier run (it prints its
+# seed).  Logs go to results/soak/.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+t0=$(date +%s)
+H=$RTRS_TOP/tests/harness
+JOB=soak
+LOGS=$RTRS_RESULTS/soak-job
+MIN=${SOAK_MINUTES:-20}
+[[ "$MIN" =~ ^[1-9][0-9]*$ ]] || { echo "make soak: SOAK_MINUTES must be a number" >&2; exit 2; }
+[ -z "${SOAK_SEED:-}" ] || [[ "$SOAK_SEED" =~ ^[0-9]+$ ]] ||
+	{ echo "make soak: SOAK_SEED must be a number" >&2; exit 2; }
+
+rm -rf "$LOGS" && mkdir -p "$LOGS" || failed "cannot make $LOGS"
+step "installing what is missing" "$LOGS/deps.log" "$H/deps.sh"
+step "test kernel (cached after the first build)" "$LOGS/test-kernel.log" \
+	"$H/test-kernel.sh"
+KDIR=$(tail -n 1 "$LOGS/test-kernel.log")
+B=$RTRS_TOP/build/test
+copy_tree() {
+	rm -rf "$B" && mkdir -p "$B" &&
+		rsync -a --exclude=/build --exclude=/results --exclude=/.git \
+			"$RTRS_TOP/" "$B/"
+}
+step "building rtrs against the test kernel" "$LOGS/build.log" \
+	eval 'copy_tree && make -C "$B" KDIR="$KDIR" W=1 -j"$RTRS_JOBS"'
+step "building rnbd (Linux 6.1, unmodified) on it" "$LOGS/build-rnbd.log" \
+	"$H/rnbd.sh" "$KDIR" "$B"
+
+rtrs_log "guest: soak of $MIN minutes"
+envs=(--env "SOAK_SECONDS=$(( MIN * 60 ))")
+[ -z "${SOAK_SEED:-}" ] || envs+=(--env "SOAK_SEED=$SOAK_SEED")
+"$H/guest.sh" --name soak --kernel test --script "$RTRS_TOP/tests/e2e/soak.sh" \
+	--timeout $(( MIN * 60 + 1200 )) "${envs[@]}" >"$LOGS/guest.log" 2>&1
+G=$RTRS_RESULTS/soak
+
+echo
+grep -h '^figure: ' "$G/script.log" 2>/dev/null | sed 's/^figure: /  /'
+echo
+cat "$G/host-checks" "$G/checks" 2>/dev/null
+echo
+echo "logs: $G (console.log, script.log, soak/events, soak/states, soak/io)"
+echo "took $(( $(date +%s) - t0 )) s"
+problems=$(grep -h '^FAIL' "$G/host-checks" "$G/checks" 2>/dev/null)
+[ -z "$problems" ] || failed "$(sed 's/^FAIL soak\///' <<<"$problems")"
+echo "make soak: OK"
