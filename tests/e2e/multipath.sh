@@ -50,21 +50,6 @@ recreate_rxe() {
 	rdma link delete "$1" && rxe_add "$1" "$2"
 }
 
-# A second pair: veth2 (198.51.100.1, rxe2) <-> veth3 (198.51.100.2, rxe3).
-topology_second_pair() {
-	ip link add veth2 type veth peer name veth3 &&
-	ip addr add 198.51.100.1/24 dev veth2 &&
-	ip addr add 198.51.100.2/24 dev veth3 &&
-	ip link set veth2 up && ip link set veth3 up || return 1
-	sysctl -qw net.ipv4.conf.veth2.accept_local=1 \
-		net.ipv4.conf.veth3.accept_local=1 \
-		net.ipv4.conf.veth2.rp_filter=0 \
-		net.ipv4.conf.veth3.rp_filter=0 || return 1
-	route_over_wire 198.51.100.1 198.51.100.2 veth2 102 &&
-	route_over_wire 198.51.100.2 198.51.100.1 veth3 103 || return 1
-	rxe_add rxe2 veth2 && rxe_add rxe3 veth3
-}
-
 pstat() { cat "$CS/paths/$1/stats/$2"; }
 pstate() { cat "$CS/paths/$1/state" 2>/dev/null; }
 
