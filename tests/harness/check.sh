@@ -248,6 +248,11 @@ guest --name session-cycles --kernel test --script "$E/session-cycles.sh" \
 # (about 8 s a cycle under TCG).
 guest --name multipath --kernel test --script "$E/multipath.sh" --timeout 2700 \
 	--env MPATH_CYCLES="${MPATH_CYCLES:-100}"
+# Allocation failures: each setup path fails at every one of its fault
+# points in turn and must leave nothing behind (FAULTS_STRIDE=K tries
+# every K-th point only).
+guest --name faults --kernel test --script "$E/faults.sh" --timeout 900 \
+	--env FAULTS_BUDGET="${FAULTS_BUDGET:-0}"
 guest_pair two-guests "$E/two-guests.sh"
 guest --name stock --kernel stock --script "$E/stock.sh" --mem 1024 --timeout 300
 
