@@ -145,7 +145,8 @@ static int rtrs_clt_con_addr_resolved(struct rtrs_clt_con *con)
 	if (err)
 		return err;
 
-	return rdma_resolve_route(con->c.cm_id, RTRS_CLT_CONNECT_TIMEOUT_MS);
+	return rtrs_fault_inject() ? -ENOMEM :
+	       rdma_resolve_route(con->c.cm_id, RTRS_CLT_CONNECT_TIMEOUT_MS);
 }
 
 static void rtrs_clt_con_fill_req(struct rtrs_clt_con *con,
@@ -185,6 +186,8 @@ static int rtrs_clt_con_route_resolved(struct rtrs_clt_con *con)
 	mutex_lock(&con->cm_mutex);
 	if (con->dead || !con->c.qp)
 		err = -ECONNABORTED;
+	else if (rtrs_fault_inject())
+		err = -ENOMEM;
 	else
 		err = rdma_set_ack_timeout(con->c.cm_id, RTRS_ACK_TIMEOUT) ?:
 		      rdma_connect_locked(con->c.cm_id, &param);
@@ -334,7 +337,7 @@ static struct rtrs_clt_con *rtrs_clt_con_alloc(struct rtrs_clt_path *path,
 {
 	struct rtrs_clt_con *con;
 
-	con = kzalloc(sizeof(*con), GFP_KERNEL);
+	con = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*con), GFP_KERNEL);
 	if (!con)
 		return NULL;
 
@@ -357,6 +360,8 @@ static int rtrs_clt_con_resolve(struct rtrs_clt_con *con)
 
 	if (s->src_addr.ss_family != AF_UNSPEC)
 		src = (struct sockaddr *)&s->src_addr;
+	if (rtrs_fault_inject())
+		return -ENOMEM;
 
 	return rdma_resolve_addr(con->c.cm_id, src,
 				 (struct sockaddr *)&s->dst_addr,
@@ -389,7 +394,8 @@ int rtrs_clt_con_connect(struct rtrs_clt_path *path, unsigned int cid)
 		return -ENOMEM;
 	path->s.con[cid] = &con->c;
 
-	cm_id = rdma_create_id(&init_net, rtrs_clt_cm_handler, con,
+	cm_id = rtrs_fault_inject() ? ERR_PTR(-ENOMEM) :
+		rdma_create_id(&init_net, rtrs_clt_cm_handler, con,
 			       RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(cm_id))
 		return PTR_ERR(cm_id);
@@ -483,6 +489,9 @@ int rtrs_clt_con_post_recvs(struct rtrs_clt_con *con)
 
 	if (!(path->flags & RTRS_MSG_NEW_RKEY_F)) {
 		for (i = 0; i < con->recv_num; i++) {
+			/* One fault point: the last receive, as a full queue. */
+			if (i == con->recv_num - 1 && rtrs_fault_inject())
+				return -ENOMEM;
 			err = rtrs_post_recv_empty(&con->c, &con->recv_cqe);
 			if (err)
 				return err;

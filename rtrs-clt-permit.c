@@ -32,13 +32,15 @@ int rtrs_clt_permits_alloc(struct rtrs_clt_sess *clt)
 	u32 i;
 	int err;
 
-	clt->permits = kcalloc(clt->queue_depth, clt->permit_size, GFP_KERNEL);
+	clt->permits = rtrs_fault_inject() ? NULL :
+		       kcalloc(clt->queue_depth, clt->permit_size, GFP_KERNEL);
 	if (!clt->permits)
 		return -ENOMEM;
 	for (i = 0; i < clt->queue_depth; i++)
 		rtrs_clt_permit(clt, i)->mem_id = i;
 
-	err = sbitmap_queue_init_node(&clt->permits_map, clt->queue_depth, -1,
+	err = rtrs_fault_inject() ? -ENOMEM :
+	      sbitmap_queue_init_node(&clt->permits_map, clt->queue_depth, -1,
 				      false, GFP_KERNEL, NUMA_NO_NODE);
 	if (err) {
 		kfree(clt->permits);

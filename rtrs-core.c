@@ -9,6 +9,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/build_bug.h>
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/if.h>
 #include <linux/in.h>
 #include <linux/in6.h>
@@ -385,11 +387,12 @@ static struct rtrs_ib_dev *rtrs_ib_dev_create(struct rtrs_ib_dev_pool *pool,
 
 	lockdep_assert_held(&pool->mutex);
 
-	dev = kzalloc(sizeof(*dev), GFP_KERNEL);
+	dev = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*dev), GFP_KERNEL);
 	if (!dev)
 		return ERR_PTR(-ENOMEM);
 
-	pd = ib_alloc_pd(ib_dev, pool->pd_flags);
+	pd = rtrs_fault_inject() ? ERR_PTR(-ENOMEM) :
+				   ib_alloc_pd(ib_dev, pool->pd_flags);
 	if (IS_ERR(pd)) {
 		kfree(dev);
 		return ERR_CAST(pd);
@@ -515,12 +518,14 @@ struct rtrs_iu *rtrs_iu_alloc(u32 count, size_t size, gfp_t gfp,
 	if (!count || !size)
 		return NULL;
 
-	ius = kcalloc(count, sizeof(*ius), gfp);
+	ius = rtrs_fault_inject() ? NULL : kcalloc(count, sizeof(*ius), gfp);
 	if (!ius)
 		return NULL;
 
 	for (i = 0; i < count; i++) {
-		if (rtrs_iu_map(&ius[i], size, gfp, dev, dir))
+		/* One fault point for the buffers: the last, after the others. */
+		if ((i == count - 1 && rtrs_fault_inject()) ||
+		    rtrs_iu_map(&ius[i], size, gfp, dev, dir))
 			goto unwind;
 		ius[i].cqe.done = done;
 	}
@@ -819,7 +824,9 @@ static int rtrs_cq_create(struct rtrs_con *con, int cq_vector, int nr_cqe,
 	if (nr_cqe <= 0 || nr_cqe > ib_dev->attrs.max_cqe)
 		return -EINVAL;
 
-	if (poll_ctx == IB_POLL_DIRECT)
+	if (rtrs_fault_inject())
+		cq = ERR_PTR(-ENOMEM);
+	else if (poll_ctx == IB_POLL_DIRECT)
 		cq = ib_alloc_cq(ib_dev, con, nr_cqe,
 				 cq_vector < 0 ? 0 :
 				 cq_vector % ib_dev->num_comp_vectors,
@@ -869,7 +876,8 @@ static int rtrs_qp_create(struct rtrs_con *con, struct ib_pd *pd,
 	};
 	int err;
 
-	err = rdma_create_qp(con->cm_id, pd, &init_attr);
+	err = rtrs_fault_inject() ? -ENOMEM :
+				    rdma_create_qp(con->cm_id, pd, &init_attr);
 	if (err)
 		return err;
 
@@ -1136,13 +1144,53 @@ void rtrs_hb_ack_received(struct rtrs_path *path)
 }
 EXPORT_SYMBOL_GPL(rtrs_hb_ack_received);
 
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/*
+ * Fault injection: the setup steps of client and server ask
+ * rtrs_fault_inject() before each thing that can fail, and fail as that
+ * thing would when it says so.  Driven through debugfs, fail_rtrs/ (see
+ * Documentation/fault-injection/), and by fail-nth in task context.
+ */
+static DECLARE_FAULT_ATTR(rtrs_fail_attr);
+static struct dentry *rtrs_fail_dir;
+
+/**
+ * rtrs_fault_inject() - should the setup step about to run fail?
+ *
+ * Context: any context.
+ * Return: true when the step must fail as it would for lack of memory.
+ */
+bool rtrs_fault_inject(void)
+{
+	return should_fail(&rtrs_fail_attr, 1);
+}
+EXPORT_SYMBOL_GPL(rtrs_fault_inject);
+
+static void rtrs_fault_init(void)
+{
+	/* Without its debugfs files the attribute is never armed. */
+	rtrs_fail_dir = fault_create_debugfs_attr("fail_rtrs", NULL,
+						  &rtrs_fail_attr);
+}
+
+static void rtrs_fault_exit(void)
+{
+	debugfs_remove_recursive(rtrs_fail_dir);
+}
+#else
+static void rtrs_fault_init(void) {}
+static void rtrs_fault_exit(void) {}
+#endif
+
 static int __init rtrs_core_init(void)
 {
+	rtrs_fault_init();
 	return 0;
 }
 
 static void __exit rtrs_core_exit(void)
 {
+	rtrs_fault_exit();
 }
 
 module_init(rtrs_core_init);

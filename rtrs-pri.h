@@ -614,4 +614,13 @@ void rtrs_send_hb_ack(struct rtrs_path *path);
 void rtrs_hb_received(struct rtrs_path *path);
 void rtrs_hb_ack_received(struct rtrs_path *path);
 
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+bool rtrs_fault_inject(void);
+#else
+static inline bool rtrs_fault_inject(void)
+{
+	return false;
+}
+#endif
+
 #endif /* RTRS_PRI_H */

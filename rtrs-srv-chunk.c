@@ -33,13 +33,17 @@ int rtrs_srv_alloc_chunks(struct rtrs_srv_sess *sess)
 {
 	u32 i;
 
-	sess->chunks = kcalloc(sess->queue_depth, sizeof(*sess->chunks),
+	sess->chunks = rtrs_fault_inject() ? NULL :
+		       kcalloc(sess->queue_depth, sizeof(*sess->chunks),
 			       GFP_KERNEL);
 	if (!sess->chunks)
 		return -ENOMEM;
 
 	for (i = 0; i < sess->queue_depth; i++) {
-		sess->chunks[i] = alloc_pages(GFP_KERNEL | __GFP_ZERO,
+		/* One fault point for the chunks: the last, after the others. */
+		sess->chunks[i] = i == sess->queue_depth - 1 &&
+				  rtrs_fault_inject() ? NULL :
+				  alloc_pages(GFP_KERNEL | __GFP_ZERO,
 					      rtrs_srv_chunk_order(sess));
 		if (!sess->chunks[i])
 			goto free;
@@ -120,12 +124,15 @@ int rtrs_srv_map_chunks(struct rtrs_srv_path *path)
 	u32 i;
 	int err;
 
-	path->chunks = kcalloc(depth, sizeof(*path->chunks), GFP_KERNEL);
+	path->chunks = rtrs_fault_inject() ? NULL :
+		       kcalloc(depth, sizeof(*path->chunks), GFP_KERNEL);
 	if (!path->chunks)
 		return -ENOMEM;
 
 	for (i = 0; i < depth; i++) {
-		err = rtrs_srv_map_chunk(path, i);
+		/* One fault point for the mappings: the last, after the others. */
+		err = i == depth - 1 && rtrs_fault_inject() ? -ENOMEM :
+		      rtrs_srv_map_chunk(path, i);
 		if (err)
 			goto unmap;
 	}
@@ -170,7 +177,7 @@ struct ib_reg_wr *rtrs_srv_reg_chunks_wrs(struct rtrs_srv_path *path,
 	struct ib_reg_wr *wrs;
 	u32 i;
 
-	wrs = kcalloc(depth, sizeof(*wrs), GFP_KERNEL);
+	wrs = rtrs_fault_inject() ? NULL : kcalloc(depth, sizeof(*wrs), GFP_KERNEL);
 	if (!wrs)
 		return NULL;
 

@@ -49,7 +49,7 @@ static int rtrs_srv_alloc_rkey_msgs(struct rtrs_srv_path *path)
 	size_t size = path->sess->queue_depth * sizeof(*path->rkey_msgs);
 	struct ib_device *ib_dev = path->s.dev->ib_dev;
 
-	path->rkey_msgs = kzalloc(size, GFP_KERNEL);
+	path->rkey_msgs = rtrs_fault_inject() ? NULL : kzalloc(size, GFP_KERNEL);
 	if (!path->rkey_msgs)
 		return -ENOMEM;
 	path->rkey_dma = ib_dma_map_single(ib_dev, path->rkey_msgs, size,
@@ -84,7 +84,8 @@ int rtrs_srv_alloc_ops(struct rtrs_srv_path *path)
 	u32 i, depth = path->sess->queue_depth;
 	int err = -ENOMEM;
 
-	path->ops = kcalloc(depth, sizeof(*path->ops), GFP_KERNEL);
+	path->ops = rtrs_fault_inject() ? NULL :
+		    kcalloc(depth, sizeof(*path->ops), GFP_KERNEL);
 	if (!path->ops)
 		return -ENOMEM;
 	for (i = 0; i < depth; i++) {
@@ -99,7 +100,8 @@ int rtrs_srv_alloc_ops(struct rtrs_srv_path *path)
 	}
 
 	init_completion(&path->ops_done);
-	err = percpu_ref_init(&path->ops_ref, rtrs_srv_ops_release, 0,
+	err = rtrs_fault_inject() ? -ENOMEM :
+	      percpu_ref_init(&path->ops_ref, rtrs_srv_ops_release, 0,
 			      GFP_KERNEL);
 	if (err)
 		goto free_rkey_msgs;
@@ -669,7 +671,9 @@ int rtrs_srv_post_recvs(struct rtrs_srv_con *con, unsigned int n)
 	int err;
 
 	while (n--) {
-		err = rtrs_post_recv_empty(&con->c, &con->recv_cqe);
+		/* One fault point: the last receive, as a full queue. */
+		err = !n && rtrs_fault_inject() ? -ENOMEM :
+		      rtrs_post_recv_empty(&con->c, &con->recv_cqe);
 		if (err)
 			return err;
 	}

@@ -151,7 +151,7 @@ static struct rtrs_srv_sess *rtrs_srv_alloc_sess(struct rtrs_srv_ctx *ctx,
 	struct rtrs_srv_sess *sess;
 	int err;
 
-	sess = kzalloc(sizeof(*sess), GFP_KERNEL);
+	sess = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*sess), GFP_KERNEL);
 	if (!sess)
 		return ERR_PTR(-ENOMEM);
 
@@ -276,7 +276,7 @@ static int rtrs_srv_create_con(struct rtrs_srv_path *path,
 
 	lockdep_assert_held(&path->sess->paths_mutex);
 
-	con = kzalloc(sizeof(*con), GFP_KERNEL);
+	con = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*con), GFP_KERNEL);
 	if (!con)
 		return -ENOMEM;
 	con->c.path = &path->s;
@@ -401,16 +401,18 @@ rtrs_srv_alloc_path(struct rtrs_srv_sess *sess, struct rdma_cm_id *cm_id,
 	if (sess->paths_num >= RTRS_MAX_PATHS)
 		return ERR_PTR(-EMLINK);
 
-	path = kzalloc(sizeof(*path), GFP_KERNEL);
+	path = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*path), GFP_KERNEL);
 	if (!path)
 		return ERR_PTR(-ENOMEM);
 	rtrs_srv_init_path(path, sess, cm_id, req);
 	INIT_DELAYED_WORK(&path->sysfs_work, rtrs_srv_sysfs_work);
 	path->hca_port = cm_id->port_num;
-	path->stats = alloc_percpu(struct rtrs_srv_cpu_stats);
+	path->stats = rtrs_fault_inject() ? NULL :
+		      alloc_percpu(struct rtrs_srv_cpu_stats);
 	if (!path->stats)
 		goto free_path;
-	path->s.con = kcalloc(path->s.con_num, sizeof(*path->s.con),
+	path->s.con = rtrs_fault_inject() ? NULL :
+		      kcalloc(path->s.con_num, sizeof(*path->s.con),
 			      GFP_KERNEL);
 	if (!path->s.con)
 		goto free_path;
@@ -578,6 +580,8 @@ static int rtrs_srv_accept(struct rtrs_srv_path *path,
 
 	if (path->always_invalidate)
 		rsp.flags = cpu_to_le32(RTRS_MSG_NEW_RKEY_F);
+	if (rtrs_fault_inject())
+		return -ENOMEM;
 	return rdma_set_ack_timeout(cm_id, RTRS_ACK_TIMEOUT) ?:
 	       rdma_accept(cm_id, &param);
 }

@@ -231,7 +231,7 @@ static int rtrs_srv_sess_dev_add(struct rtrs_srv_sess *sess, const char *name)
 	struct rtrs_srv_sess_dev *sd;
 	int err;
 
-	sd = kzalloc(sizeof(*sd), GFP_KERNEL);
+	sd = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*sd), GFP_KERNEL);
 	if (!sd)
 		return -ENOMEM;
 	device_initialize(&sd->dev);
@@ -243,12 +243,13 @@ static int rtrs_srv_sess_dev_add(struct rtrs_srv_sess *sess, const char *name)
 
 	err = dev_set_name(&sd->dev, "%s", name);
 	if (!err)
-		err = device_add(&sd->dev);
+		err = rtrs_fault_inject() ? -ENOMEM : device_add(&sd->dev);
 	if (err)
 		goto put;
 	err = dev_set_name(&sd->paths_dev, "paths");
 	if (!err)
-		err = device_add(&sd->paths_dev);
+		err = rtrs_fault_inject() ? -ENOMEM :
+		      device_add(&sd->paths_dev);
 	if (err)
 		goto del;
 	sess->sysfs = sd;
@@ -314,7 +315,7 @@ int rtrs_srv_sysfs_path_add(struct rtrs_srv_path *path)
 		if (err)
 			return err;
 	}
-	pd = kzalloc(sizeof(*pd), GFP_KERNEL);
+	pd = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*pd), GFP_KERNEL);
 	if (!pd)
 		return -ENOMEM;
 	pd->path = path;
@@ -324,7 +325,7 @@ int rtrs_srv_sysfs_path_add(struct rtrs_srv_path *path)
 	pd->dev.release = rtrs_srv_path_dev_release;
 	err = rtrs_srv_path_dev_name(path, &pd->dev);
 	if (!err)
-		err = device_add(&pd->dev);
+		err = rtrs_fault_inject() ? -ENOMEM : device_add(&pd->dev);
 	if (err) {
 		put_device(&pd->dev);
 		if (!sess->sysfs->npaths)

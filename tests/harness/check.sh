@@ -254,6 +254,14 @@ guest --name multipath --kernel test --script "$E/multipath.sh" --timeout 2700 \
 # under "Hostile peers"; every lie must be refused and leave the server
 # serving others (8 to 10 minutes under TCG).
 guest --name hostile --kernel test --script "$E/hostile.sh" --timeout 1200
+# Allocation failures: each setup path fails at its fault points in turn
+# and must leave nothing behind.  Every point of every path would take
+# hours under TCG (fail-nth alone counts some 11,000): by default about 8
+# fail-nth points and 30 fail_rtrs points of each path, evenly spread,
+# about 8 minutes; FAULTS_BUDGET=0 FAULTS_RTRS_BUDGET=0 tries them all.
+guest --name faults --kernel test --script "$E/faults.sh" --timeout 900 \
+	--env FAULTS_BUDGET="${FAULTS_BUDGET:-8}" \
+	--env FAULTS_RTRS_BUDGET="${FAULTS_RTRS_BUDGET:-30}"
 guest_pair two-guests "$E/two-guests.sh"
 guest --name stock --kernel stock --script "$E/stock.sh" --mem 1024 --timeout 300
 
