@@ -30,6 +30,9 @@
 . "$RTRS_TOP/tests/e2e/topology.sh"
 . "$RTRS_TOP/tests/e2e/test-clt-lib.sh"
 
+# The fault loops wait often and briefly.
+WAIT_POLL=0.2
+
 # Progress goes to the scenario's log even from inside a check.
 exec 3>&1
 b=$(rtrs_build_dir)
@@ -45,15 +48,6 @@ SS=/sys/class/rtrs-server/$SESS
 FI=/sys/kernel/debug
 QD=128
 
-# wait_for SECONDS CMD...: until CMD succeeds.
-wait_for() {
-	local end=$(( $(date +%s) + $1 ))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -lt "$end" ] || { echo "timed out: $*"; return 1; }
-		sleep 0.2
-	done
-}
 
 # ---- what "nothing left behind" means ------------------------------------
 

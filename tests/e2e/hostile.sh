@@ -24,15 +24,6 @@ GOOD="ip:$PAIR_A@ip:$PAIR_B"
 # Lines of the kernel log a single violation may cost, rate limit and all.
 MAX_LINES=${HOSTILE_MAX_LINES:-6}
 
-# wait_for SECONDS CMD...: until CMD succeeds.
-wait_for() {
-	local end=$(( $(date +%s) + $1 ))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -lt "$end" ] || { echo "timed out: $*"; return 1; }
-		sleep 0.5
-	done
-}
 
 qps() { rdma res show qp | wc -l; }
 qps_above() { [ "$(qps)" -gt "$1" ]; }

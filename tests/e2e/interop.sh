@@ -55,15 +55,6 @@ done
 ip link set eth0 up
 check "rxe on eth0" rxe_add rxe0 eth0
 
-# wait_for SECONDS CMD...: until CMD succeeds, polling twice a second.
-wait_for() {
-	local secs=$1 deadline=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt $deadline ] || { echo "timed out after ${secs}s: $*"; return 1; }
-		sleep 0.5
-	done
-}
 
 # ours MODULE, mainline MODULE: the loaded MODULE is ours (built out of
 # tree, so it taints the kernel with O), or the test kernel's own.

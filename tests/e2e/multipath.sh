@@ -25,15 +25,6 @@ ABI=$RTRS_TOP/Documentation/ABI/testing
 pstat() { cat "$CS/paths/$1/stats/$2"; }
 pstate() { cat "$CS/paths/$1/state" 2>/dev/null; }
 
-# wait_for SECONDS CMD...: until CMD succeeds.
-wait_for() {
-	local end=$(( $(date +%s) + $1 ))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -lt "$end" ] || { echo "timed out: $*"; return 1; }
-		sleep 0.5
-	done
-}
 
 state_is() { [ "$(pstate "$1")" = "$2" ]; }
 # pstat_gt PATH STAT VALUE and counter_gt NAME VALUE, read when called.

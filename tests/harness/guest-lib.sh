@@ -98,6 +98,17 @@ mem_snapshot() {
 	[ "${!1:-0}" -gt 0 ] && [ "${!2:-0}" -gt 0 ] && [ "${!3:-0}" -gt 0 ]
 }
 
+# wait_for SECONDS CMD...: poll CMD, quietly, until it succeeds, for
+# SECONDS at most (every WAIT_POLL seconds, 0.5 unless set).
+wait_for() {
+	local secs=$1 deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt $deadline ] || { echo "timed out after ${secs}s: $*"; return 1; }
+		sleep "${WAIT_POLL:-0.5}"
+	done
+}
+
 # retry_until SECONDS CMD...: run CMD until it succeeds, for SECONDS at
 # most; on failure, print the end of its last output.  Guests of a pair
 # may start in either order, so their side of a meeting retries.
