@@ -40,10 +40,7 @@ SRC=$(rtrs_src_tree) || failed "no Linux 6.1 source tree"
 
 # Ours, in a copy of the tree.
 build_ours() {
-	rm -rf "$B/ours" && mkdir -p "$B/ours" &&
-		rsync -a --exclude=/build --exclude=/results --exclude=/.git \
-			"$RTRS_TOP/" "$B/ours/" &&
-		make -C "$B/ours" KDIR="$KDIR" -j"$RTRS_JOBS"
+	copy_tree "$B/ours" && make -C "$B/ours" KDIR="$KDIR" -j"$RTRS_JOBS"
 }
 
 # Mainline's, from the source package, with its own Makefile: the

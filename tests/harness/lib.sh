@@ -37,6 +37,14 @@ rtrs_die() {
 	exit 1
 }
 
+# copy_tree DIR: this source tree, without its build, results and git
+# folders, as DIR (emptied first), to build in.
+copy_tree() {
+	rm -rf "$1" && mkdir -p "$1" &&
+		rsync -a --exclude=/build --exclude=/results --exclude=/.git \
+			"$RTRS_TOP/" "$1/"
+}
+
 # The jobs a user runs (make run, make bench) say which one failed and
 # where its logs are: JOB names it ("run"), LOGS is its log directory.
 failed() {

@@ -37,13 +37,8 @@ job_stock_kernel
 
 # The modules, built in a copy of the tree where the guest looks for them.
 B=$RTRS_TOP/build/stock
-copy_tree() {
-	rm -rf "$B" && mkdir -p "$B" &&
-		rsync -a --exclude=/build --exclude=/results --exclude=/.git \
-			"$RTRS_TOP/" "$B/"
-}
 step "building rtrs against $KDIR" "$LOGS/build.log" \
-	eval 'copy_tree && make -C "$B" KDIR="$KDIR" -j"$RTRS_JOBS"'
+	eval 'copy_tree "$B" && make -C "$B" KDIR="$KDIR" -j"$RTRS_JOBS"'
 step "building rnbd (Linux 6.1, unmodified) on it" "$LOGS/build-rnbd.log" \
 	"$H/rnbd.sh" "$KDIR" "$B"
 

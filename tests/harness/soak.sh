@@ -29,13 +29,8 @@ step "test kernel (cached after the first build)" "$LOGS/test-kernel.log" \
 	"$H/test-kernel.sh"
 KDIR=$(tail -n 1 "$LOGS/test-kernel.log")
 B=$RTRS_TOP/build/test
-copy_tree() {
-	rm -rf "$B" && mkdir -p "$B" &&
-		rsync -a --exclude=/build --exclude=/results --exclude=/.git \
-			"$RTRS_TOP/" "$B/"
-}
 step "building rtrs against the test kernel" "$LOGS/build.log" \
-	eval 'copy_tree && make -C "$B" KDIR="$KDIR" W=1 -j"$RTRS_JOBS"'
+	eval 'copy_tree "$B" && make -C "$B" KDIR="$KDIR" W=1 -j"$RTRS_JOBS"'
 step "building rnbd (Linux 6.1, unmodified) on it" "$LOGS/build-rnbd.log" \
 	"$H/rnbd.sh" "$KDIR" "$B"
 
