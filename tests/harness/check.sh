@@ -216,19 +216,22 @@ free_port() {
 # guest_pair NAME SCRIPT [TIMEOUT]: a server and a client guest, joined by
 # a socket netdev on 127.0.0.1; the script sees RTRS_ROLE=server or client.
 # Each guest has TIMEOUT seconds (600 unless given).  When either kernel
-# failed before init (see guest.sh), the pair boots again.
+# failed before init (see guest.sh), both are stopped at once and the
+# pair boots again.
 guest_pair() {
 	local name=$1 script=$2 timeout=${3:-600} port spid try
 	for try in 1 2; do
+		rm -f "$RTRS_RESULTS/$name-server/boot-flake" \
+			"$RTRS_RESULTS/$name-client/boot-flake"
 		port=$(free_port)
 		guest --name "$name-server" --kernel test --script "$script" \
 			--net "listen:$port" --mac 1 --env RTRS_ROLE=server \
-			--timeout "$timeout" &
+			--peer "$name-client" --timeout "$timeout" &
 		spid=$!
 		sleep 2
 		guest --name "$name-client" --kernel test --script "$script" \
 			--net "connect:$port" --mac 2 --env RTRS_ROLE=client \
-			--timeout "$timeout"
+			--peer "$name-server" --timeout "$timeout"
 		wait "$spid"
 		[ -f "$RTRS_RESULTS/$name-server/boot-flake" ] ||
 			[ -f "$RTRS_RESULTS/$name-client/boot-flake" ] || return 0

@@ -7,11 +7,14 @@
 #   guest.sh --name NAME --kernel test|stock --script FILE
 #            [--timeout SEC] [--mem MB] [--smp N]
 #            [--net none|listen:PORT|connect:PORT] [--mac N] [--env K=V]...
+#            [--peer NAME]
 #
 # The guest's root is this machine's / read-only over 9p; it writes only to
 # tmpfs and to $RTRS_RESULTS/NAME, which it sees as /run/results.  No
 # network reaches the host: either no NIC at all, or a QEMU socket netdev on
-# 127.0.0.1 that joins exactly two guests.
+# 127.0.0.1 that joins exactly two guests.  --peer names the other guest
+# of such a pair: when that one's kernel fails before init (it leaves
+# boot-flake), this one is stopped too, since the pair boots again anyway.
 #
 # Leaves in $RTRS_RESULTS/NAME: console.log, checks (PASS/FAIL lines of the
 # scenario), kunit/*.ktap, and host-checks (this script's verdict on the
@@ -19,7 +22,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-name= kernel=test script= timeout=900 mem=2048 smp=2 net=none mac=1
+name= kernel=test script= timeout=900 mem=2048 smp=2 net=none mac=1 peer=
 envs=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -32,6 +35,7 @@ while [ $# -gt 0 ]; do
 	--net) net=$2; shift 2 ;;
 	--mac) mac=$2; shift 2 ;;
 	--env) envs+=("$2"); shift 2 ;;
+	--peer) peer=$2; shift 2 ;;
 	*) rtrs_die "guest.sh: unknown argument '$1'" ;;
 	esac
 done
@@ -86,18 +90,6 @@ listen:*|connect:*)
 *) rtrs_die "guest.sh: bad --net '$net'" ;;
 esac
 
-boot() {
-	rc=0
-	timeout -k 10 "$timeout" qemu-system-x86_64 \
-		-accel tcg,thread=multi -cpu max -m "$mem" -smp "$smp" \
-		-nodefaults -no-user-config -display none -no-reboot \
-		-serial "file:$out/console.log" -monitor none \
-		-kernel "$kimage" "${initrd[@]}" -append "$append" \
-		-virtfs "local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap" \
-		-virtfs "local,path=$out,mount_tag=results,security_model=none" \
-		"${netargs[@]}" </dev/null >"$out/qemu.log" 2>&1 || rc=$?
-}
-
 # Did the kernel report a problem before it ran the first user program?
 # Nothing of ours has run by then: under TCG on a loaded host, early boot
 # has seen spurious interrupts before the interrupt code was ready, which
@@ -110,6 +102,47 @@ boot_phase_problem() {
 	first=$(grep -a -n -F -m1 -- "$first" "$out/console.log" | cut -d: -f1)
 	init=$(grep -a -n -m1 'as init process' "$out/console.log" | cut -d: -f1)
 	[ -z "$init" ] || [ "$first" -lt "$init" ]
+}
+
+# watch_boot PID: while QEMU runs, stop it as soon as the boot is known
+# to be lost - its own kernel failed before init, or the peer's did -
+# instead of letting the scenario run to its end for nothing.
+watch_boot() {
+	local pid=$1 booted=
+	while kill -0 "$pid" 2>/dev/null; do
+		sleep 2
+		if [ -z "$booted" ] && [ -f "$out/console.log" ]; then
+			if boot_phase_problem; then
+				rtrs_log "guest $name: kernel problem before init, stopping it"
+				kill "$pid" 2>/dev/null
+				return
+			fi
+			grep -a -q 'as init process' "$out/console.log" && booted=1
+		fi
+		if [ -n "$peer" ] && [ -f "$RTRS_RESULTS/$peer/boot-flake" ]; then
+			rtrs_log "guest $name: peer $peer lost its boot, stopping too"
+			touch "$out/peer-flake"
+			kill "$pid" 2>/dev/null
+			return
+		fi
+	done
+}
+
+boot() {
+	local pid
+	rc=0
+	timeout -k 10 "$timeout" qemu-system-x86_64 \
+		-accel tcg,thread=multi -cpu max -m "$mem" -smp "$smp" \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-serial "file:$out/console.log" -monitor none \
+		-kernel "$kimage" "${initrd[@]}" -append "$append" \
+		-virtfs "local,path=/,mount_tag=root,security_model=none,readonly=on,multidevs=remap" \
+		-virtfs "local,path=$out,mount_tag=results,security_model=none" \
+		"${netargs[@]}" </dev/null >"$out/qemu.log" 2>&1 &
+	pid=$!
+	watch_boot "$pid" &
+	wait "$pid" || rc=$?
+	wait
 }
 
 rtrs_log "guest $name: booting $kernel kernel (timeout ${timeout}s)"
