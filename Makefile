@@ -12,7 +12,7 @@
 #   make bench [BENCH_QUICK=1] [BENCH_REPS=N]
 #                                          ours against mainline rtrs,
 #                                          nvme-rdma and raw rxe
-#   make soak [SOAK_MINUTES=N] [SOAK_SEED=N]
+#   make soak [SOAK_MINUTES=N] [SOAK_SEED=N] [SOAK_EVENTS="path rxe"]
 #                                          verified rnbd IO over two paths
 #                                          while links, devices, paths and
 #                                          the server fail (default 20 min)
@@ -48,7 +48,7 @@ bench:
 	BENCH_QUICK=$(BENCH_QUICK) BENCH_REPS=$(BENCH_REPS) tests/harness/bench.sh
 
 soak:
-	SOAK_MINUTES=$(SOAK_MINUTES) SOAK_SEED=$(SOAK_SEED) tests/harness/soak.sh
+	SOAK_MINUTES=$(SOAK_MINUTES) SOAK_SEED=$(SOAK_SEED) SOAK_EVENTS="$(SOAK_EVENTS)" tests/harness/soak.sh
 
 clean:
 	@if [ -f $(KDIR)/Makefile ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi

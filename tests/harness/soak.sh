@@ -5,12 +5,13 @@
 # make check does for it: packages, the test kernel, our modules built
 # against it and rnbd on them.  Prints the scenario's figures and checks.
 #
-#   make soak [SOAK_MINUTES=N] [SOAK_SEED=N]
+#   make soak [SOAK_MINUTES=N] [SOAK_SEED=N] [SOAK_EVENTS="path rxe ..."]
 #
 # SOAK_MINUTES (default 20) is the time the driver spends failing things;
 # the guest needs about 5 minutes more for boot, set-up and the end.
 # SOAK_SEED repeats the random choices of an earlier run (it prints its
-# seed).  Logs go to results/soak/.
+# seed).  SOAK_EVENTS narrows the kinds of event (flap rxe path srvdisc
+# reload).  Logs go to results/soak/.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -37,6 +38,11 @@ step "building rnbd (Linux 6.1, unmodified) on it" "$LOGS/build-rnbd.log" \
 rtrs_log "guest: soak of $MIN minutes"
 envs=(--env "SOAK_SECONDS=$(( MIN * 60 ))")
 [ -z "${SOAK_SEED:-}" ] || envs+=(--env "SOAK_SEED=$SOAK_SEED")
+if [ -n "${SOAK_EVENTS:-}" ]; then
+	[[ "$SOAK_EVENTS" =~ ^(flap|rxe|path|srvdisc|reload)(\ (flap|rxe|path|srvdisc|reload))*$ ]] ||
+		{ echo "make soak: SOAK_EVENTS: kinds are flap rxe path srvdisc reload" >&2; exit 2; }
+	envs+=(--env "SOAK_EVENTS=${SOAK_EVENTS// /,}")
+fi
 "$H/guest.sh" --name soak --kernel test --script "$RTRS_TOP/tests/e2e/soak.sh" \
 	--timeout $(( MIN * 60 + 1200 )) "${envs[@]}" >"$LOGS/guest.log" 2>&1
 G=$RTRS_RESULTS/soak
