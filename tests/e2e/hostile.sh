@@ -137,14 +137,17 @@ liar_client() {
 
 path_not_connected() { ! path_connected; }
 
-# liar_case CASE good|open|io: the peer serves one session on LIAR_PORT
-# with the lie CASE.  good: the session opens.  open: opening the session
-# fails.  io: the session opens, and the first IO's lying answer takes the
-# path down.  The client logs a few lines (at least one for a lie) and
-# leaves no queue pair behind.
+# liar_case CASE good|open|io [REASON]: the peer serves one session on
+# LIAR_PORT with the lie CASE.  good: the session opens.  open: opening
+# the session fails.  io: the session opens, and the first IO's lying
+# answer takes the path down, with REASON in the client's log (the peer
+# answers no heartbeat: without it, missed heartbeats would take the
+# path down too, for no merit of the checks).  The client logs a few
+# lines (at least one for a lie) and leaves no queue pair behind.
 liar_case() {
-	local pid before after rc=0 min=1
+	local pid before after rc=0 min=1 start
 	[ "$2" = good ] && min=0
+	start=$(dmesg | wc -l)
 	before=$(rtrs_lines)
 	peer server "$PAIR_B" $LIAR_PORT "$1" &
 	pid=$!
@@ -166,6 +169,10 @@ liar_case() {
 		fi
 	fi
 	wait "$pid" || rc=1
+	if [ -n "${3:-}" ] && ! dmesg | tail -n +$((start + 1)) | grep -q "$3"; then
+		echo "no '$3' in the log"
+		rc=1
+	fi
 	wait_for 30 server_idle || { qps; rc=1; }
 	after=$(rtrs_lines)
 	echo "rtrs log lines: $((after - before))"
@@ -238,12 +245,17 @@ check "a half-built path does not block others" partial_held
 # Connection responses and INFO_RSPs the client must refuse at open.
 for c in ${HOSTILE_RSP_CASES:-rsp-magic rsp-errno rsp-qd-0 rsp-qd-vary \
 		rsp-io-huge rsp-hdr-small info-few info-many info-short \
-		info-type}; do
+		info-type info-len-0 info-len-odd}; do
 	check "server lie $c fails the open" liar_case "$c" open
 done
-# Answers to IO that no request asked for.
-for c in ${HOSTILE_ANS_CASES:-io-bad-id io-not-sent io-type}; do
-	check "server lie $c closes the path" liar_case "$c" io
+# Answers to IO that no request asked for, each with the reason the
+# client must give.
+declare -A ANS_REASON=([io-bad-id]="answer to no request"
+	[io-not-sent]="answer to no request" [io-dup]="answer to no request"
+	[io-type]="unknown immediate")
+for c in ${HOSTILE_ANS_CASES:-io-bad-id io-not-sent io-dup io-type}; do
+	check "server lie $c closes the path" liar_case "$c" io \
+		"${ANS_REASON[$c]:-answer to no request}"
 done
 check "a good client is served after all" good_client
 

@@ -906,6 +906,10 @@ static void srv_info_rsp(void)
 		rsp->desc[i].key = htole32(P.mr->rkey);
 		rsp->desc[i].len = htole32(SRV_CHUNK);
 	}
+	if (is("info-len-0"))
+		rsp->desc[n - 1].len = 0;
+	else if (is("info-len-odd"))	/* not a whole number of chunks */
+		rsp->desc[0].len = htole32(SRV_CHUNK + 1);
 	len = sizeof(*rsp) + n * sizeof(rsp->desc[0]);
 	if (is("info-short"))
 		len -= sizeof(rsp->desc[0]);
@@ -949,6 +953,10 @@ static int srv_io(void)
 		else
 			ans = imm(IMM_IO_RSP, id);
 		say("request for chunk %u, answering 0x%08x", id, ans);
+		/* Twice, back to back: the second answers no request. */
+		if (is("io-dup"))
+			post_send(&P.con[i], IBV_WR_RDMA_WRITE_WITH_IMM, ans,
+				  0, 0, 0, 0, 0);
 		send_sync(&P.con[i], IBV_WR_RDMA_WRITE_WITH_IMM, ans, 0, 0,
 			  0, 0);
 		return 1;
