@@ -282,14 +282,17 @@ done
 [ -f "$RTRS_TOP/build/test/rnbd/rnbd-client.ko" ] &&
 	guest --name rnbd --kernel test --script "$E/rnbd.sh" --timeout 1200 \
 		--env "RNBD_CYCLES=${RNBD_CYCLES:-100}"
-# The soak, short: verified rnbd IO over two paths for SOAK_SECONDS while
-# links flap, rxe devices, paths and the server modules go and come back
-# (make soak for the long form).  Only when asked for (make check
-# SOAK_SECONDS=180) until removing the server's rxe device under IO no
-# longer takes minutes (see README, make soak).
-[ -n "${SOAK_SECONDS:-}" ] && [ -f "$RTRS_TOP/build/test/rnbd/rnbd-client.ko" ] &&
+# The soak, short: verified rnbd IO over two paths for SOAK_SECONDS (150
+# unless given; 0 leaves it out) while links flap, rxe devices, paths and
+# the server modules go and come back, from a new seed each run (in
+# results/soak/script.log; SOAK_SEED=N repeats it).  make soak is the
+# long form.
+SOAK_SECONDS=${SOAK_SECONDS:-150}
+soak_env=(--env "SOAK_SECONDS=$SOAK_SECONDS")
+[ -z "${SOAK_SEED:-}" ] || soak_env+=(--env "SOAK_SEED=$SOAK_SEED")
+[ "$SOAK_SECONDS" != 0 ] && [ -f "$RTRS_TOP/build/test/rnbd/rnbd-client.ko" ] &&
 	guest --name soak --kernel test --script "$E/soak.sh" --timeout 1200 \
-		--env "SOAK_SECONDS=$SOAK_SECONDS"
+		"${soak_env[@]}"
 # Interop with the mainline RTRS and rnbd of the test kernel, both ways:
 # our client and rnbd-client against mainline's server, then mainline's
 # client against ours, over two paths with one of them failing.
