@@ -14,7 +14,8 @@
  *
  * Nothing here takes a lock that all CPUs share: requests are counted with
  * a per-CPU reference, answers waiting for send queue room queue on their
- * connection.
+ * connection.  Only one answer in a connection's rsp_interval asks for a
+ * completion, which gives back the send queue room of all of them.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -177,6 +178,16 @@ static void rtrs_srv_inval_done(struct ib_cq *cq, struct ib_wc *wc)
 	rtrs_srv_wc_ok(con_to_path(con), wc, "SEND WITH INVALIDATE");
 }
 
+/*
+ * Number the next answer on @con; true when it is to be signaled: one
+ * in every con->rsp_interval.  Its completion gives back the room of that
+ * many answers.
+ */
+static bool rtrs_srv_rsp_signaled(struct rtrs_srv_con *con)
+{
+	return !(atomic_inc_return(&con->rsp_seq) % con->rsp_interval);
+}
+
 /* Room for one answer in the send queue. */
 static bool rtrs_srv_sq_get(struct rtrs_srv_con *con)
 {
@@ -288,7 +299,6 @@ static void rtrs_srv_add_rsp_wr(struct rtrs_srv_con *con,
 	u32 imm = rtrs_io_rsp_imm(op->msg_id, status, op->need_inval);
 
 	w->rsp.wr.wr_cqe = &con->rsp_cqe;
-	w->rsp.wr.send_flags = IB_SEND_SIGNALED;
 	w->rsp.wr.ex.imm_data = cpu_to_be32(imm);
 	if (path->always_invalidate) {
 		w->rsp.wr.opcode = IB_WR_SEND_WITH_IMM;
@@ -323,12 +333,21 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 	rtrs_srv_add_rsp_wr(con, op, status, &w, &tail);
 
 	clear_bit(0, &op->busy);
-	if (atomic_inc_return(&con->rsp_inflight) == 1)
-		WRITE_ONCE(con->rsp_stamp, jiffies);
+	/*
+	 * Preemption stays off from numbering the answer to posting it:
+	 * a later answer's completion may give back this one's room before
+	 * it is posted (see rtrs_srv_rsp_done()), and the send queue's
+	 * slack covers one such answer per CPU only.
+	 */
+	preempt_disable();
+	if (rtrs_srv_rsp_signaled(con)) {
+		w.rsp.wr.send_flags = IB_SEND_SIGNALED;
+		if (atomic_inc_return(&con->rsp_inflight) == 1)
+			WRITE_ONCE(con->rsp_stamp, jiffies);
+	}
 	err = ib_post_send(con->c.qp, first, NULL);
+	preempt_enable();
 	if (err) {
-		atomic_dec(&con->rsp_inflight);
-		rtrs_srv_sq_put(con);
 		pr_err_ratelimited("%s: posting an answer failed: %d\n",
 				   path->s.sessname, err);
 		rtrs_srv_close_path(path);
@@ -385,21 +404,31 @@ void rtrs_srv_drop_waiting(struct rtrs_srv_con *con)
 	}
 }
 
+/*
+ * A signaled answer completed: it and the unsignaled answers numbered
+ * before it since the last signaled one, con->rsp_interval in all,
+ * have left the send queue (completions come in the order of the posts),
+ * and their room is free again.  A flushed answer, signaled or not,
+ * comes here too, with an error status: the path is going down then, and
+ * nothing is counted any more.
+ */
 static void rtrs_srv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rtrs_srv_con *con = container_of(wc->wr_cqe,
 						struct rtrs_srv_con, rsp_cqe);
 	struct rtrs_srv_path *path = con_to_path(con);
 
-	WRITE_ONCE(con->rsp_stamp, jiffies);
-	atomic_dec(&con->rsp_inflight);
-	rtrs_srv_sq_put(con);
-	if (rtrs_srv_wc_ok(path, wc, "answer"))
+	if (rtrs_srv_wc_ok(path, wc, "answer")) {
+		WRITE_ONCE(con->rsp_stamp, jiffies);
+		atomic_dec(&con->rsp_inflight);
+		atomic_add(con->rsp_interval * RTRS_SRV_RSP_WRS,
+			   &con->c.sq_wr_avail);
 		rtrs_hb_received(&path->s);
+	}
 	rtrs_srv_kick_waiting(con);
 }
 
-/* Answers wait on @con, and none has completed for too long. */
+/* Signaled answers wait on @con, and none has completed for too long. */
 static bool rtrs_srv_con_stuck(struct rtrs_srv_con *con)
 {
 	return atomic_read(&con->rsp_inflight) > 0 &&

@@ -241,8 +241,13 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	u32 max_send_wr, max_recv_wr;
 	int err;
 
-	/* + 3: a heartbeat, its ack and the drain, outside sq_wr_avail. */
-	max_send_wr = depth * (1 + RTRS_SRV_RSP_WRS) + 3;
+	/*
+	 * + 3: a heartbeat, its ack and the drain, outside sq_wr_avail;
+	 * + slack: the answers posted after a later one gave back their
+	 * room (rtrs_srv_post_rsp()), at most one per CPU and context.
+	 */
+	max_send_wr = depth * (1 + RTRS_SRV_RSP_WRS) + 3 +
+		      rtrs_srv_rsp_slack(depth) * RTRS_SRV_RSP_WRS;
 	max_recv_wr = depth + 2 + 1;
 	if (!con->c.cid) {
 		max_send_wr += depth + 1;
@@ -264,7 +269,16 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 		return err;
 	atomic_set(&con->c.sq_wr_avail, depth * RTRS_SRV_RSP_WRS);
 	atomic_set(&con->c.wr_cnt, 0);
+	/* The core's own posts (heartbeats) are all signaled. */
 	con->c.signal_interval = 1;
+	/*
+	 * No larger than the depth: when the room is all taken, depth
+	 * answers hold it, and one of any rsp_interval in a row is
+	 * signaled, so a completion that frees room is always to come.
+	 */
+	atomic_set(&con->rsp_seq, 0);
+	con->rsp_interval = clamp_t(u32, depth / 2, 1,
+				    RTRS_SRV_SIGNAL_INTERVAL);
 	return 0;
 }
 
