@@ -362,11 +362,19 @@ static void rtrs_srv_kick_waiting(struct rtrs_srv_con *con)
 	struct rtrs_srv_op *op;
 	unsigned long flags;
 
+	bool connected;
+
 	for (;;) {
+		/*
+		 * A closing path drops its waiting answers whether room comes
+		 * back or not: room held by answers that were unsignaled when
+		 * the queue was flushed never does.
+		 */
+		connected = rtrs_srv_path_state(path) == RTRS_SRV_CONNECTED;
 		spin_lock_irqsave(&con->rsp_wait_lock, flags);
 		op = list_first_entry_or_null(&con->rsp_wait_list,
 					      struct rtrs_srv_op, wait_entry);
-		if (op && !rtrs_srv_sq_get(con))
+		if (op && connected && !rtrs_srv_sq_get(con))
 			op = NULL;
 		if (op)
 			list_del_init(&op->wait_entry);
@@ -374,7 +382,9 @@ static void rtrs_srv_kick_waiting(struct rtrs_srv_con *con)
 		if (!op)
 			return;
 
-		if (rtrs_srv_path_state(path) == RTRS_SRV_CONNECTED) {
+		if (!connected) {
+			rtrs_srv_op_drop(path, op);
+		} else if (rtrs_srv_path_state(path) == RTRS_SRV_CONNECTED) {
 			rtrs_srv_post_rsp(con, op, op->status);
 		} else {
 			rtrs_srv_sq_put(con);
@@ -420,6 +430,7 @@ static void rtrs_srv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (rtrs_srv_wc_ok(path, wc, "answer")) {
 		WRITE_ONCE(con->rsp_stamp, jiffies);
+		atomic_add(con->rsp_interval, &con->rsp_reaped);
 		atomic_dec(&con->rsp_inflight);
 		atomic_add(con->rsp_interval * RTRS_SRV_RSP_WRS,
 			   &con->c.sq_wr_avail);
@@ -428,12 +439,51 @@ static void rtrs_srv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 	rtrs_srv_kick_waiting(con);
 }
 
-/* Signaled answers wait on @con, and none has completed for too long. */
+static void rtrs_srv_probe_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_srv_con *con = container_of(wc->wr_cqe,
+						struct rtrs_srv_con,
+						probe_cqe);
+
+	if (rtrs_srv_wc_ok(con_to_path(con), wc, "stall probe"))
+		WRITE_ONCE(con->probe_sent, 0);
+}
+
+/*
+ * A signaled zero-length RDMA WRITE (it needs no remote address or key)
+ * behind the answers on @con: its completion says they all left.
+ */
+static void rtrs_srv_con_probe(struct rtrs_srv_con *con)
+{
+	struct ib_rdma_wr wr = {
+		.wr.opcode	= IB_WR_RDMA_WRITE,
+		.wr.wr_cqe	= &con->probe_cqe,
+		.wr.send_flags	= IB_SEND_SIGNALED,
+	};
+
+	WRITE_ONCE(con->probe_sent, jiffies ?: 1);
+	if (ib_post_send(con->c.qp, &wr.wr, NULL))
+		rtrs_srv_close_path(con_to_path(con));
+}
+
+/*
+ * Is @con stuck?  Yes when a signaled answer or a probe has been out for
+ * too long.  Unsignaled answers, numbered after the last signaled one
+ * completed, complete unseen: with no signaled answer out, a probe goes
+ * behind them, to be judged at a later look.
+ */
 static bool rtrs_srv_con_stuck(struct rtrs_srv_con *con)
 {
-	return atomic_read(&con->rsp_inflight) > 0 &&
-	       time_after(jiffies, READ_ONCE(con->rsp_stamp) +
-			  msecs_to_jiffies(RTRS_SRV_STALL_MS));
+	unsigned long stall = msecs_to_jiffies(RTRS_SRV_STALL_MS);
+	unsigned long probe = READ_ONCE(con->probe_sent);
+
+	if (probe)
+		return time_after(jiffies, probe + stall);
+	if (atomic_read(&con->rsp_inflight) > 0)
+		return time_after(jiffies, READ_ONCE(con->rsp_stamp) + stall);
+	if (atomic_read(&con->rsp_seq) != atomic_read(&con->rsp_reaped))
+		rtrs_srv_con_probe(con);
+	return false;
 }
 
 /**
@@ -444,8 +494,9 @@ static bool rtrs_srv_con_stuck(struct rtrs_srv_con *con)
  * whose retransmission meets a fast registration it already executed):
  * the answers on it never complete and the client waits forever.  Every
  * heartbeat interval the watchdog checks that each connection with
- * answers in flight completed one lately, and closes the path when not;
- * the client then sends its requests again over another path.
+ * answers in flight completed one lately, probing those whose answers
+ * out are all unsignaled, and closes the path when not; the client then
+ * sends its requests again over another path.
  *
  * Context: process context, on rtrs_srv_wq.
  */
@@ -681,6 +732,7 @@ void rtrs_srv_init_con_cqes(struct rtrs_srv_con *con)
 {
 	con->recv_cqe.done = rtrs_srv_recv_done;
 	con->rsp_cqe.done = rtrs_srv_rsp_done;
+	con->probe_cqe.done = rtrs_srv_probe_done;
 	con->write_cqe.done = rtrs_srv_write_done;
 	con->reg_cqe.done = rtrs_srv_reg_done;
 	con->inval_cqe.done = rtrs_srv_inval_done;

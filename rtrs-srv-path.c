@@ -13,6 +13,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <rdma/ib_cm.h>
@@ -242,11 +243,12 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	int err;
 
 	/*
-	 * + 3: a heartbeat, its ack and the drain, outside sq_wr_avail;
-	 * + slack: the answers posted after a later one gave back their
-	 * room (rtrs_srv_post_rsp()), at most one per CPU and context.
+	 * + 4: a heartbeat, its ack, the watchdog's probe and the drain,
+	 * outside sq_wr_avail; + slack: the answers posted after a later
+	 * one gave back their room (rtrs_srv_post_rsp()), at most one per
+	 * CPU and context.
 	 */
-	max_send_wr = depth * (1 + RTRS_SRV_RSP_WRS) + 3 +
+	max_send_wr = depth * (1 + RTRS_SRV_RSP_WRS) + 4 +
 		      rtrs_srv_rsp_slack(depth) * RTRS_SRV_RSP_WRS;
 	max_recv_wr = depth + 2 + 1;
 	if (!con->c.cid) {
@@ -274,11 +276,13 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	/*
 	 * No larger than the depth: when the room is all taken, depth
 	 * answers hold it, and one of any rsp_interval in a row is
-	 * signaled, so a completion that frees room is always to come.
+	 * signaled, so a completion that frees room is always to come.  A
+	 * power of two, so that the numbers wrap at a multiple of it.
 	 */
 	atomic_set(&con->rsp_seq, 0);
-	con->rsp_interval = clamp_t(u32, depth / 2, 1,
-				    RTRS_SRV_SIGNAL_INTERVAL);
+	atomic_set(&con->rsp_reaped, 0);
+	con->rsp_interval = rounddown_pow_of_two(clamp_t(u32, depth / 2, 1,
+							 RTRS_SRV_SIGNAL_INTERVAL));
 	return 0;
 }
 

@@ -166,8 +166,12 @@ struct rtrs_srv_sess {
  * @rsp_stamp: jiffies of the last signaled answer completed, or of the
  *	post that made @rsp_inflight leave 0; for the path's watchdog
  * @rsp_seq: answers numbered on this connection
+ * @rsp_reaped: answers known to have left: @rsp_interval for each
+ *	signaled answer completed
  * @rsp_interval: the answer whose number is a multiple of this is
- *	signaled
+ *	signaled; a power of two
+ * @probe_cqe: completion of the watchdog's probe
+ * @probe_sent: jiffies when the probe out left, or 0
  */
 struct rtrs_srv_con {
 	struct rtrs_con		c;
@@ -181,7 +185,10 @@ struct rtrs_srv_con {
 	atomic_t		rsp_inflight;
 	unsigned long		rsp_stamp;
 	atomic_t		rsp_seq;
+	atomic_t		rsp_reaped;
 	u32			rsp_interval;
+	struct ib_cqe		probe_cqe;
+	unsigned long		probe_sent;
 };
 
 /**
