@@ -14,8 +14,7 @@
  *
  * Nothing here takes a lock that all CPUs share: requests are counted with
  * a per-CPU reference, answers waiting for send queue room queue on their
- * connection.  Only one answer in a connection's rsp_interval asks for a
- * completion, which gives back the send queue room of all of them.
+ * connection.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -178,16 +177,6 @@ static void rtrs_srv_inval_done(struct ib_cq *cq, struct ib_wc *wc)
 	rtrs_srv_wc_ok(con_to_path(con), wc, "SEND WITH INVALIDATE");
 }
 
-/*
- * Number the next answer on @con; true when it is to be signaled: one
- * in every con->rsp_interval.  Its completion gives back the room of that
- * many answers.
- */
-static bool rtrs_srv_rsp_signaled(struct rtrs_srv_con *con)
-{
-	return !(atomic_inc_return(&con->rsp_seq) % con->rsp_interval);
-}
-
 /* Room for one answer in the send queue. */
 static bool rtrs_srv_sq_get(struct rtrs_srv_con *con)
 {
@@ -299,6 +288,7 @@ static void rtrs_srv_add_rsp_wr(struct rtrs_srv_con *con,
 	u32 imm = rtrs_io_rsp_imm(op->msg_id, status, op->need_inval);
 
 	w->rsp.wr.wr_cqe = &con->rsp_cqe;
+	w->rsp.wr.send_flags = IB_SEND_SIGNALED;
 	w->rsp.wr.ex.imm_data = cpu_to_be32(imm);
 	if (path->always_invalidate) {
 		w->rsp.wr.opcode = IB_WR_SEND_WITH_IMM;
@@ -333,21 +323,12 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 	rtrs_srv_add_rsp_wr(con, op, status, &w, &tail);
 
 	clear_bit(0, &op->busy);
-	/*
-	 * Preemption stays off from numbering the answer to posting it:
-	 * a later answer's completion may give back this one's room before
-	 * it is posted (see rtrs_srv_rsp_done()), and the send queue's
-	 * slack covers one such answer per CPU only.
-	 */
-	preempt_disable();
-	if (rtrs_srv_rsp_signaled(con)) {
-		w.rsp.wr.send_flags = IB_SEND_SIGNALED;
-		if (atomic_inc_return(&con->rsp_inflight) == 1)
-			WRITE_ONCE(con->rsp_stamp, jiffies);
-	}
+	if (atomic_inc_return(&con->rsp_inflight) == 1)
+		WRITE_ONCE(con->rsp_stamp, jiffies);
 	err = ib_post_send(con->c.qp, first, NULL);
-	preempt_enable();
 	if (err) {
+		atomic_dec(&con->rsp_inflight);
+		rtrs_srv_sq_put(con);
 		pr_err_ratelimited("%s: posting an answer failed: %d\n",
 				   path->s.sessname, err);
 		rtrs_srv_close_path(path);
@@ -362,19 +343,11 @@ static void rtrs_srv_kick_waiting(struct rtrs_srv_con *con)
 	struct rtrs_srv_op *op;
 	unsigned long flags;
 
-	bool connected;
-
 	for (;;) {
-		/*
-		 * A closing path drops its waiting answers whether room comes
-		 * back or not: room held by answers that were unsignaled when
-		 * the queue was flushed never does.
-		 */
-		connected = rtrs_srv_path_state(path) == RTRS_SRV_CONNECTED;
 		spin_lock_irqsave(&con->rsp_wait_lock, flags);
 		op = list_first_entry_or_null(&con->rsp_wait_list,
 					      struct rtrs_srv_op, wait_entry);
-		if (op && connected && !rtrs_srv_sq_get(con))
+		if (op && !rtrs_srv_sq_get(con))
 			op = NULL;
 		if (op)
 			list_del_init(&op->wait_entry);
@@ -382,9 +355,7 @@ static void rtrs_srv_kick_waiting(struct rtrs_srv_con *con)
 		if (!op)
 			return;
 
-		if (!connected) {
-			rtrs_srv_op_drop(path, op);
-		} else if (rtrs_srv_path_state(path) == RTRS_SRV_CONNECTED) {
+		if (rtrs_srv_path_state(path) == RTRS_SRV_CONNECTED) {
 			rtrs_srv_post_rsp(con, op, op->status);
 		} else {
 			rtrs_srv_sq_put(con);
@@ -414,76 +385,26 @@ void rtrs_srv_drop_waiting(struct rtrs_srv_con *con)
 	}
 }
 
-/*
- * A signaled answer completed: it and the unsignaled answers numbered
- * before it since the last signaled one, con->rsp_interval in all,
- * have left the send queue (completions come in the order of the posts),
- * and their room is free again.  A flushed answer, signaled or not,
- * comes here too, with an error status: the path is going down then, and
- * nothing is counted any more.
- */
 static void rtrs_srv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rtrs_srv_con *con = container_of(wc->wr_cqe,
 						struct rtrs_srv_con, rsp_cqe);
 	struct rtrs_srv_path *path = con_to_path(con);
 
-	if (rtrs_srv_wc_ok(path, wc, "answer")) {
-		WRITE_ONCE(con->rsp_stamp, jiffies);
-		atomic_add(con->rsp_interval, &con->rsp_reaped);
-		atomic_dec(&con->rsp_inflight);
-		atomic_add(con->rsp_interval * RTRS_SRV_RSP_WRS,
-			   &con->c.sq_wr_avail);
+	WRITE_ONCE(con->rsp_stamp, jiffies);
+	atomic_dec(&con->rsp_inflight);
+	rtrs_srv_sq_put(con);
+	if (rtrs_srv_wc_ok(path, wc, "answer"))
 		rtrs_hb_received(&path->s);
-	}
 	rtrs_srv_kick_waiting(con);
 }
 
-static void rtrs_srv_probe_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rtrs_srv_con *con = container_of(wc->wr_cqe,
-						struct rtrs_srv_con,
-						probe_cqe);
-
-	if (rtrs_srv_wc_ok(con_to_path(con), wc, "stall probe"))
-		WRITE_ONCE(con->probe_sent, 0);
-}
-
-/*
- * A signaled zero-length RDMA WRITE (it needs no remote address or key)
- * behind the answers on @con: its completion says they all left.
- */
-static void rtrs_srv_con_probe(struct rtrs_srv_con *con)
-{
-	struct ib_rdma_wr wr = {
-		.wr.opcode	= IB_WR_RDMA_WRITE,
-		.wr.wr_cqe	= &con->probe_cqe,
-		.wr.send_flags	= IB_SEND_SIGNALED,
-	};
-
-	WRITE_ONCE(con->probe_sent, jiffies ?: 1);
-	if (ib_post_send(con->c.qp, &wr.wr, NULL))
-		rtrs_srv_close_path(con_to_path(con));
-}
-
-/*
- * Is @con stuck?  Yes when a signaled answer or a probe has been out for
- * too long.  Unsignaled answers, numbered after the last signaled one
- * completed, complete unseen: with no signaled answer out, a probe goes
- * behind them, to be judged at a later look.
- */
+/* Answers wait on @con, and none has completed for too long. */
 static bool rtrs_srv_con_stuck(struct rtrs_srv_con *con)
 {
-	unsigned long stall = msecs_to_jiffies(RTRS_SRV_STALL_MS);
-	unsigned long probe = READ_ONCE(con->probe_sent);
-
-	if (probe)
-		return time_after(jiffies, probe + stall);
-	if (atomic_read(&con->rsp_inflight) > 0)
-		return time_after(jiffies, READ_ONCE(con->rsp_stamp) + stall);
-	if (atomic_read(&con->rsp_seq) != atomic_read(&con->rsp_reaped))
-		rtrs_srv_con_probe(con);
-	return false;
+	return atomic_read(&con->rsp_inflight) > 0 &&
+	       time_after(jiffies, READ_ONCE(con->rsp_stamp) +
+			  msecs_to_jiffies(RTRS_SRV_STALL_MS));
 }
 
 /**
@@ -494,9 +415,8 @@ static bool rtrs_srv_con_stuck(struct rtrs_srv_con *con)
  * whose retransmission meets a fast registration it already executed):
  * the answers on it never complete and the client waits forever.  Every
  * heartbeat interval the watchdog checks that each connection with
- * answers in flight completed one lately, probing those whose answers
- * out are all unsignaled, and closes the path when not; the client then
- * sends its requests again over another path.
+ * answers in flight completed one lately, and closes the path when not;
+ * the client then sends its requests again over another path.
  *
  * Context: process context, on rtrs_srv_wq.
  */
@@ -732,7 +652,6 @@ void rtrs_srv_init_con_cqes(struct rtrs_srv_con *con)
 {
 	con->recv_cqe.done = rtrs_srv_recv_done;
 	con->rsp_cqe.done = rtrs_srv_rsp_done;
-	con->probe_cqe.done = rtrs_srv_probe_done;
 	con->write_cqe.done = rtrs_srv_write_done;
 	con->reg_cqe.done = rtrs_srv_reg_done;
 	con->inval_cqe.done = rtrs_srv_inval_done;

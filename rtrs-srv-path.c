@@ -13,7 +13,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <rdma/ib_cm.h>
@@ -242,14 +241,8 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	u32 max_send_wr, max_recv_wr;
 	int err;
 
-	/*
-	 * + 4: a heartbeat, its ack, the watchdog's probe and the drain,
-	 * outside sq_wr_avail; + slack: the answers posted after a later
-	 * one gave back their room (rtrs_srv_post_rsp()), at most one per
-	 * CPU and context.
-	 */
-	max_send_wr = depth * (1 + RTRS_SRV_RSP_WRS) + 4 +
-		      rtrs_srv_rsp_slack(depth) * RTRS_SRV_RSP_WRS;
+	/* + 3: a heartbeat, its ack and the drain, outside sq_wr_avail. */
+	max_send_wr = depth * (1 + RTRS_SRV_RSP_WRS) + 3;
 	max_recv_wr = depth + 2 + 1;
 	if (!con->c.cid) {
 		max_send_wr += depth + 1;
@@ -271,18 +264,7 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 		return err;
 	atomic_set(&con->c.sq_wr_avail, depth * RTRS_SRV_RSP_WRS);
 	atomic_set(&con->c.wr_cnt, 0);
-	/* The core's own posts (heartbeats) are all signaled. */
 	con->c.signal_interval = 1;
-	/*
-	 * No larger than the depth: when the room is all taken, depth
-	 * answers hold it, and one of any rsp_interval in a row is
-	 * signaled, so a completion that frees room is always to come.  A
-	 * power of two, so that the numbers wrap at a multiple of it.
-	 */
-	atomic_set(&con->rsp_seq, 0);
-	atomic_set(&con->rsp_reaped, 0);
-	con->rsp_interval = rounddown_pow_of_two(clamp_t(u32, depth / 2, 1,
-							 RTRS_SRV_SIGNAL_INTERVAL));
 	return 0;
 }
 

@@ -14,7 +14,6 @@
 #define RTRS_SRV_H
 
 #include <linux/completion.h>
-#include <linux/cpumask.h>
 #include <linux/device.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -153,8 +152,7 @@ struct rtrs_srv_sess {
  * @c: what the core knows of the connection
  * @recv_cqe: completion of the empty receives that IO requests and
  *	heartbeats consume
- * @rsp_cqe: completion of the last work request of an answer, signaled
- *	in one answer of every @rsp_interval
+ * @rsp_cqe: completion of the last (signaled) work request of an answer
  * @write_cqe: completion of the RDMA WRITE of READ data (unsignaled)
  * @reg_cqe: completion of a REG_MR (unsignaled)
  * @inval_cqe: completion of a SEND WITH INVALIDATE (unsignaled)
@@ -162,16 +160,9 @@ struct rtrs_srv_sess {
  *	since answers may come from any context
  * @rsp_wait_list: &struct rtrs_srv_op whose answers wait for send queue
  *	room (&rtrs_con.sq_wr_avail)
- * @rsp_inflight: signaled answers posted and not completed
- * @rsp_stamp: jiffies of the last signaled answer completed, or of the
- *	post that made @rsp_inflight leave 0; for the path's watchdog
- * @rsp_seq: answers numbered on this connection
- * @rsp_reaped: answers known to have left: @rsp_interval for each
- *	signaled answer completed
- * @rsp_interval: the answer whose number is a multiple of this is
- *	signaled; a power of two
- * @probe_cqe: completion of the watchdog's probe
- * @probe_sent: jiffies when the probe out left, or 0
+ * @rsp_inflight: answers posted and not completed
+ * @rsp_stamp: jiffies of the last answer completed, or of the post that
+ *	made @rsp_inflight leave 0; for the path's watchdog
  */
 struct rtrs_srv_con {
 	struct rtrs_con		c;
@@ -184,11 +175,6 @@ struct rtrs_srv_con {
 	struct list_head	rsp_wait_list;
 	atomic_t		rsp_inflight;
 	unsigned long		rsp_stamp;
-	atomic_t		rsp_seq;
-	atomic_t		rsp_reaped;
-	u32			rsp_interval;
-	struct ib_cqe		probe_cqe;
-	unsigned long		probe_sent;
 };
 
 /**
@@ -315,19 +301,6 @@ static inline struct rtrs_srv_path *con_to_path(struct rtrs_srv_con *con)
  * local operations may run twice), invalidate, answer.
  */
 #define RTRS_SRV_RSP_WRS	5
-
-/* One answer in this many is signaled, at most (see rtrs_srv_rsp_done()). */
-#define RTRS_SRV_SIGNAL_INTERVAL	16
-
-/*
- * Answers a send queue may hold beyond its room: numbered, not yet
- * posted when a later one completed; one per CPU in each of task,
- * softirq and hardirq context, and never more than the ops there are.
- */
-static inline u32 rtrs_srv_rsp_slack(u32 depth)
-{
-	return min_t(u32, 3 * nr_cpu_ids, depth);
-}
 
 /**
  * struct rtrs_srv_io_hdr - the header of an IO request, checked

@@ -307,32 +307,6 @@ static void usr_msg_intact(struct kunit *test)
 	rtrs_clt_close(s.clt);
 }
 
-/*
- * One answer, then quiet.  The server signals one answer in rsp_interval
- * (at least 2 at a queue depth of 4 or more), so this one completes
- * unseen and the server's watchdog must probe behind it (guest session
- * counts the probes' completions).  The path stays up through it.
- */
-static void lone_answer_then_quiet(struct kunit *test)
-{
-	struct test_sess s;
-	u8 buf[64];
-	int err;
-
-	KUNIT_ASSERT_FALSE(test, IS_ERR(test_open(test, &s)));
-	KUNIT_EXPECT_GE(test, s.attrs.queue_depth, 4U);
-	fill_pattern(buf, sizeof(buf), 1);
-	err = test_io_sync(&s, WRITE, RTRS_TEST_OP_STORE, 0, buf, sizeof(buf),
-			   sizeof(struct rtrs_test_msg), 0);
-	KUNIT_EXPECT_EQ(test, err, 0);
-	/* Two ticks of the watchdog (the heartbeat interval, 5 s), and some. */
-	msleep(12000);
-	err = test_io_sync(&s, READ, RTRS_TEST_OP_FETCH, 0, buf, sizeof(buf),
-			   sizeof(struct rtrs_test_msg), 0);
-	KUNIT_EXPECT_EQ(test, err, 0);
-	rtrs_clt_close(s.clt);
-}
-
 static void server_errno_reaches_conf(struct kunit *test)
 {
 	static const u32 errs[] = { 1, EIO, ENOSPC, 511 };
@@ -594,7 +568,6 @@ static struct kunit_case rtrs_session_cases[] = {
 	KUNIT_CASE(io_every_size_class),
 	KUNIT_CASE(io_too_large_refused),
 	KUNIT_CASE(usr_msg_intact),
-	KUNIT_CASE(lone_answer_then_quiet),
 	KUNIT_CASE(server_errno_reaches_conf),
 	KUNIT_CASE(permits_nowait_exhausts),
 	KUNIT_CASE(permit_wait_blocks_until_put),
