@@ -249,10 +249,8 @@ for c in ${HOSTILE_RSP_CASES:-rsp-magic rsp-errno rsp-qd-0 rsp-qd-vary \
 	check "server lie $c fails the open" liar_case "$c" open
 done
 # Answers to IO that no request asked for, each with the reason the
-# client must give.
-declare -A ANS_REASON=([io-bad-id]="answer to no request"
-	[io-not-sent]="answer to no request" [io-dup]="answer to no request"
-	[io-type]="unknown immediate")
+# client must give: "answer to no request" unless listed here.
+declare -A ANS_REASON=([io-type]="unknown immediate")
 for c in ${HOSTILE_ANS_CASES:-io-bad-id io-not-sent io-dup io-type}; do
 	check "server lie $c closes the path" liar_case "$c" io \
 		"${ANS_REASON[$c]:-answer to no request}"
