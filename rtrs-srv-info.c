@@ -190,8 +190,9 @@ static int rtrs_srv_process_info_req(struct rtrs_srv_path *path,
 				   RTRS_SRV_CONNECTED))
 		goto free;
 	rtrs_start_hb(&path->s);
-	queue_delayed_work(rtrs_srv_wq, &path->wd_dwork,
-			   msecs_to_jiffies(RTRS_HB_INTERVAL_MS));
+	/* Pending as the connect timeout: now the watchdog proper. */
+	mod_delayed_work(rtrs_srv_wq, &path->wd_dwork,
+			 msecs_to_jiffies(RTRS_HB_INTERVAL_MS));
 	err = rtrs_srv_path_up(path);
 	if (err) {
 		pr_info_ratelimited("%s: the user refused the session: %d\n",

@@ -416,7 +416,9 @@ static bool rtrs_srv_con_stuck(struct rtrs_srv_con *con)
  * the answers on it never complete and the client waits forever.  Every
  * heartbeat interval the watchdog checks that each connection with
  * answers in flight completed one lately, and closes the path when not;
- * the client then sends its requests again over another path.
+ * the client then sends its requests again over another path.  A path
+ * still connecting when the watchdog first runs (connect_timeout_sec
+ * after its first connection) is closed as well.
  *
  * Context: process context, on rtrs_srv_wq.
  */
@@ -425,9 +427,17 @@ void rtrs_srv_wd_work(struct work_struct *work)
 	struct rtrs_srv_path *path = container_of(to_delayed_work(work),
 						  struct rtrs_srv_path,
 						  wd_dwork);
+	enum rtrs_srv_state state = rtrs_srv_path_state(path);
 	unsigned int cid;
 
-	if (rtrs_srv_path_state(path) != RTRS_SRV_CONNECTED)
+	if (state == RTRS_SRV_CONNECTING) {
+		pr_err_ratelimited("%s: not connected after %u s, closing the path\n",
+				   path->s.sessname,
+				   READ_ONCE(rtrs_srv_connect_timeout_sec));
+		rtrs_srv_close_path(path);
+		return;
+	}
+	if (state != RTRS_SRV_CONNECTED)
 		return;
 	for (cid = 0; cid < path->s.con_num; cid++) {
 		if (!rtrs_srv_con_stuck(to_srv_con(path->s.con[cid])))

@@ -389,6 +389,19 @@ static void rtrs_srv_sysfs_work(struct work_struct *work)
 				    path->s.sessname, err);
 }
 
+/*
+ * The watchdog's first run ends a path still connecting; the INFO_REQ
+ * moves it to its heartbeat rhythm (rtrs_srv_process_info_req()).
+ */
+static void rtrs_srv_arm_connect_timeout(struct rtrs_srv_path *path)
+{
+	unsigned int sec = READ_ONCE(rtrs_srv_connect_timeout_sec);
+
+	if (sec)
+		queue_delayed_work(rtrs_srv_wq, &path->wd_dwork,
+				   (unsigned long)sec * HZ);
+}
+
 static struct rtrs_srv_path *
 rtrs_srv_alloc_path(struct rtrs_srv_sess *sess, struct rdma_cm_id *cm_id,
 		    const struct rtrs_msg_conn_req *req)
@@ -434,6 +447,7 @@ rtrs_srv_alloc_path(struct rtrs_srv_sess *sess, struct rdma_cm_id *cm_id,
 
 	list_add_tail(&path->entry, &sess->paths_list);
 	sess->paths_num++;
+	rtrs_srv_arm_connect_timeout(path);
 	return path;
 
 free_ops:

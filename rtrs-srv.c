@@ -37,6 +37,17 @@ module_param_named(always_invalidate, rtrs_srv_always_invalidate, bool,
 MODULE_PARM_DESC(always_invalidate,
 		 "Invalidate and re-key each chunk for every IO (default Y)");
 
+/*
+ * A path holds its queue pairs and the chunks' registrations from its
+ * first connection on; one whose client never completes it (the other
+ * connections or the INFO_REQ never come) must not hold them forever.
+ */
+unsigned int rtrs_srv_connect_timeout_sec = 60;
+module_param_named(connect_timeout_sec, rtrs_srv_connect_timeout_sec, uint,
+		   0644);
+MODULE_PARM_DESC(connect_timeout_sec,
+		 "Seconds a new path may take from its first connection to its INFO_REQ before it is closed; 0: no limit (default 60)");
+
 struct workqueue_struct *rtrs_srv_wq;
 struct rtrs_ib_dev_pool rtrs_srv_dev_pool;
 

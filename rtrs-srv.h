@@ -232,7 +232,8 @@ struct rtrs_srv_chunk {
  * @close_work: tears the path down
  * @sysfs_work: shows the path in sysfs once it is up
  * @sysfs_tries: attempts of @sysfs_work so far
- * @wd_dwork: the watchdog: closes the path when answers stop completing
+ * @wd_dwork: the watchdog: closes the path when it is not connected in
+ *	time, or when answers stop completing
  * @sysfs: the path's sysfs directory; under @sess->sysfs_mutex
  * @hca_port: port of @s.dev the path's connections use
  * @stats: requests received, counted per CPU
@@ -324,6 +325,7 @@ struct rtrs_srv_io_hdr {
 extern struct workqueue_struct *rtrs_srv_wq;
 extern struct rtrs_ib_dev_pool rtrs_srv_dev_pool;
 extern bool rtrs_srv_always_invalidate;
+extern unsigned int rtrs_srv_connect_timeout_sec;
 u32 rtrs_srv_queue_depth(void);
 u32 rtrs_srv_chunk_size(void);
 u32 rtrs_srv_max_io_size(u32 chunk_size);

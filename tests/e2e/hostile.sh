@@ -121,6 +121,26 @@ partial_held() {
 	return $rc
 }
 
+# stalled_case CASE: with connect_timeout_sec at 5, the server closes a
+# path that CASE never completes, says why, and is idle after.
+CONNECT_TIMEOUT=/sys/module/rtrs_server/parameters/connect_timeout_sec
+stalled_case() {
+	local old rc=0 before after t0
+	old=$(cat "$CONNECT_TIMEOUT")
+	echo 5 >"$CONNECT_TIMEOUT"
+	before=$(rtrs_lines)
+	t0=$(date +%s)
+	peer client "$PAIR_B" "$PAIR_A" 1234 "$1" 30 || rc=1
+	echo "closed after $(( $(date +%s) - t0 )) s"
+	echo "$old" >"$CONNECT_TIMEOUT"
+	wait_for 30 server_idle || rc=1
+	after=$(rtrs_lines)
+	dmesg | tail -n $((after - before + 5)) |
+		grep -q 'not connected after 5 s, closing the path' ||
+		{ echo "no reason in the log"; rc=1; }
+	return $rc
+}
+
 # ---- a server that lies to our client ------------------------------------
 
 LIAR_PORT=1235
@@ -241,6 +261,8 @@ check "server idle after part A" wait_for 20 server_idle
 
 # A path whose connections never all come.
 check "a half-built path does not block others" partial_held
+check "a path missing a connection is closed in time" stalled_case stalled
+check "a path without INFO_REQ is closed in time" stalled_case no-info
 
 # Connection responses and INFO_RSPs the client must refuse at open.
 for c in ${HOSTILE_RSP_CASES:-rsp-magic rsp-errno rsp-qd-0 rsp-qd-vary \

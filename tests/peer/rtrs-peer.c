@@ -609,6 +609,19 @@ static int case_partial(void)
 	return 0;
 }
 
+/*
+ * A path the client never completes: connection 1 of 2 only ("stalled"),
+ * or both and no INFO_REQ ("no-info").  The server must close it within
+ * P.hold seconds (its connect_timeout_sec set below that).
+ */
+static int case_stalled(int all_cons)
+{
+	if (connect_con(1, 2) || (all_cons && connect_con(0, 2)))
+		return 1;
+	say("waiting up to %u s for the server to give up", P.hold);
+	return expect_closed(P.hold * 1000);
+}
+
 /* Connections in reverse order still make a session. */
 static int case_ooo(void)
 {
@@ -1021,6 +1034,10 @@ static int run_case(const char *name)
 		return r;
 	if (!strcmp(name, "partial"))
 		return case_partial();
+	if (!strcmp(name, "stalled"))
+		return case_stalled(0);
+	if (!strcmp(name, "no-info"))
+		return case_stalled(1);
 	if (!strcmp(name, "ooo"))
 		return case_ooo();
 	if (!strcmp(name, "dup-cid"))
