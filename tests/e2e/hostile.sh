@@ -156,9 +156,12 @@ liar_client() {
 }
 
 path_not_connected() { ! path_connected; }
+hb_acked() { grep -q "heartbeat on connection 1 acknowledged" "$RESULTS/peer.log"; }
 
 # liar_case CASE good|open|io [REASON]: the peer serves one session on
-# LIAR_PORT with the lie CASE.  good: the session opens.  open: opening
+# LIAR_PORT with the lie CASE.  good: the session opens.  hb: it opens,
+# and a heartbeat the peer sends on connection 1 is acknowledged with the
+# path kept (the peer's exit status says so as well).  open: opening
 # the session fails.  io: the session opens, and the first IO's lying
 # answer takes the path down, with REASON in the client's log (the peer
 # answers no heartbeat: without it, missed heartbeats would take the
@@ -166,7 +169,7 @@ path_not_connected() { ! path_connected; }
 # lines (at least one for a lie) and leaves no queue pair behind.
 liar_case() {
 	local pid before after rc=0 min=1 start
-	[ "$2" = good ] && min=0
+	case $2 in good | hb) min=0 ;; esac
 	start=$(dmesg | wc -l)
 	before=$(rtrs_lines)
 	peer server "$PAIR_B" $LIAR_PORT "$1" &
@@ -174,6 +177,10 @@ liar_case() {
 	wait_for 10 liar_listening || rc=1
 	if [ "$2" = good ]; then
 		liar_client && wait_for 30 path_connected || rc=1
+		rmmod rtrs-test-clt 2>/dev/null
+	elif [ "$2" = hb ]; then
+		liar_client && wait_for 30 path_connected &&
+			wait_for 15 hb_acked && path_connected || rc=1
 		rmmod rtrs-test-clt 2>/dev/null
 	elif [ "$2" = open ]; then
 		liar_client && { echo "open succeeded"; rmmod rtrs-test-clt; rc=1; }
@@ -277,6 +284,7 @@ for c in ${HOSTILE_ANS_CASES:-io-bad-id io-not-sent io-dup io-type}; do
 	check "server lie $c closes the path" liar_case "$c" io \
 		"${ANS_REASON[$c]:-answer to no request}"
 done
+check "a server heartbeat on connection 1 is answered" liar_case hb-con hb
 check "a good client is served after all" good_client
 
 for m in rtrs-test-srv rtrs-client rtrs-server rtrs-core; do

@@ -977,6 +977,32 @@ static int srv_io(void)
 	return 0;
 }
 
+/*
+ * "hb-con": a second after the INFO_RSP, a heartbeat on connection 1 (a
+ * server sends them on connection 0); the client must acknowledge it.
+ * 1 once the acknowledgement came.
+ */
+static int srv_hb_con(long info_ms, int *sent)
+{
+	unsigned int i;
+	__u32 v;
+
+	if (!*sent && P.con[1].id && now_ms() >= info_ms + 1000) {
+		if (send_sync(&P.con[1], IBV_WR_RDMA_WRITE_WITH_IMM,
+			      imm(IMM_HB_MSG, 0), 0, 0, 0, 0))
+			return 0;
+		say("heartbeat sent on connection 1");
+		*sent = 1;
+	}
+	for (i = 0; *sent && i < MAX_CONS; i++)
+		if (srv_recv(&P.con[i], &v) == IBV_WC_RECV_RDMA_WITH_IMM &&
+		    v >> IMM_PAYLOAD_BITS == IMM_HB_ACK) {
+			say("heartbeat on connection 1 acknowledged");
+			return 1;
+		}
+	return 0;
+}
+
 static int srv_all_gone(void)
 {
 	unsigned int i, n = 0;
@@ -996,7 +1022,8 @@ static int run_server(const char *name)
 	long end = now_ms() + 3 * WAIT_MS;
 	enum rdma_cm_event_type type;
 	struct rdma_cm_id *id;
-	int info_done = 0, io_done = 0;
+	int info_done = 0, io_done = 0, hb_sent = 0, hb_acked = 0;
+	long info_ms = 0;
 	__u32 v;
 
 	srv_case = name;
@@ -1014,12 +1041,15 @@ static int run_server(const char *name)
 			say("INFO_REQ received");
 			srv_info_rsp();
 			info_done = 1;
+			info_ms = now_ms();
+		} else if (info_done && is("hb-con")) {
+			hb_acked = hb_acked || srv_hb_con(info_ms, &hb_sent);
 		} else if (info_done && !io_done) {
 			io_done = srv_io();
 		}
 		if (srv_all_gone()) {
 			say("the client dropped every connection");
-			return 0;
+			return is("hb-con") && !hb_acked;
 		}
 	}
 	say("the client kept its connections");
