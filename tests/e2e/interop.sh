@@ -295,6 +295,8 @@ path_failure() {
 	check "$tag: path failure, no IO error in the kernel log" no_io_error "$dev" "$since"
 }
 
+sess_gone() { [ ! -e "/sys/class/rtrs-client/$1" ]; }
+
 # phase TAG SESS: map, verified IO, path failure, unmap.
 phase() {
 	local tag=$1 sess=$2 dev
@@ -309,6 +311,13 @@ phase() {
 	path_failure "$tag" "$sess" "$dev"
 	check "$tag: unmap" rnbd_unmap "$dev"
 	rm -f "$RTRS_TMP/dev"
+	# The unmap can return before the session is freed: the work that
+	# took the answer to the close message may hold the last reference,
+	# and close the transport session after.  Mainline rnbd-client's
+	# exit does not wait for that work (it skips a session whose count
+	# is zero, warns that one is left and unloads under it), so unload
+	# only once the transport session is gone.
+	check "$tag: session closed after the unmap" wait_for 60 sess_gone "$sess"
 }
 
 # client_side: phase A with our modules, phase B with the mainline ones.
