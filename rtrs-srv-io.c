@@ -408,7 +408,7 @@ static bool rtrs_srv_con_stuck(struct rtrs_srv_con *con)
 }
 
 /**
- * rtrs_srv_wd_work() - the watchdog of a connected path
+ * rtrs_srv_wd_work() - the watchdog of a path
  * @work: &rtrs_srv_path.wd_dwork.
  *
  * A QP can stop moving without reporting an error (rxe can wedge one
@@ -431,10 +431,13 @@ void rtrs_srv_wd_work(struct work_struct *work)
 	unsigned int cid;
 
 	if (state == RTRS_SRV_CONNECTING) {
+		/* Not when the INFO_REQ has just moved it on. */
+		if (!rtrs_srv_change_state(path, RTRS_SRV_CONNECTING,
+					   RTRS_SRV_CLOSING))
+			return;
 		pr_err_ratelimited("%s: not connected after %u s, closing the path\n",
-				   path->s.sessname,
-				   READ_ONCE(rtrs_srv_connect_timeout_sec));
-		rtrs_srv_close_path(path);
+				   path->s.sessname, path->connect_timeout);
+		queue_work(rtrs_srv_wq, &path->close_work);
 		return;
 	}
 	if (state != RTRS_SRV_CONNECTED)

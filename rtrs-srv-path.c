@@ -395,11 +395,11 @@ static void rtrs_srv_sysfs_work(struct work_struct *work)
  */
 static void rtrs_srv_arm_connect_timeout(struct rtrs_srv_path *path)
 {
-	unsigned int sec = READ_ONCE(rtrs_srv_connect_timeout_sec);
-
-	if (sec)
+	path->connect_timeout = min(READ_ONCE(rtrs_srv_connect_timeout_sec),
+				    RTRS_SRV_CONNECT_TIMEOUT_MAX);
+	if (path->connect_timeout)
 		queue_delayed_work(rtrs_srv_wq, &path->wd_dwork,
-				   (unsigned long)sec * HZ);
+				   path->connect_timeout * HZ);
 }
 
 static struct rtrs_srv_path *
@@ -520,6 +520,13 @@ static void rtrs_srv_destroy_cons(struct rtrs_srv_path *path)
 	}
 }
 
+static void rtrs_srv_stop_works(struct rtrs_srv_path *path)
+{
+	cancel_delayed_work_sync(&path->sysfs_work);
+	cancel_delayed_work_sync(&path->wd_dwork);
+	rtrs_stop_hb(&path->s);
+}
+
 /*
  * The one teardown of a path: stop the heartbeats, disconnect and drain
  * every connection, wait until the user answered every request it took,
@@ -531,18 +538,22 @@ static void rtrs_srv_close_work(struct work_struct *work)
 						  close_work);
 	struct rtrs_srv_sess *sess = path->sess;
 
-	cancel_delayed_work_sync(&path->sysfs_work);
-	cancel_delayed_work_sync(&path->wd_dwork);
-	rtrs_stop_hb(&path->s);
-	mutex_lock(&sess->sysfs_mutex);
-	rtrs_srv_sysfs_path_del(path);
-	mutex_unlock(&sess->sysfs_mutex);
+	rtrs_srv_stop_works(path);
 
 	/* Wait out a connect request that is adding a connection. */
 	mutex_lock(&sess->paths_mutex);
 	mutex_unlock(&sess->paths_mutex);
 
 	rtrs_srv_disconnect_cons(path);
+	/*
+	 * An INFO_REQ that moved the path to connected just before the
+	 * close may have started the works again; after the drain no
+	 * completion handler runs to do so.
+	 */
+	rtrs_srv_stop_works(path);
+	mutex_lock(&sess->sysfs_mutex);
+	rtrs_srv_sysfs_path_del(path);
+	mutex_unlock(&sess->sysfs_mutex);
 	percpu_ref_kill(&path->ops_ref);
 	rtrs_srv_drop_all_waiting(path);
 	wait_for_completion(&path->ops_done);

@@ -46,7 +46,7 @@ unsigned int rtrs_srv_connect_timeout_sec = 60;
 module_param_named(connect_timeout_sec, rtrs_srv_connect_timeout_sec, uint,
 		   0644);
 MODULE_PARM_DESC(connect_timeout_sec,
-		 "Seconds a new path may take from its first connection to its INFO_REQ before it is closed; 0: no limit (default 60)");
+		 "Seconds a new path may take from its first connection to its INFO_REQ before it is closed; 0: no limit, above 86400: 86400 (default 60)");
 
 struct workqueue_struct *rtrs_srv_wq;
 struct rtrs_ib_dev_pool rtrs_srv_dev_pool;

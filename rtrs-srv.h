@@ -234,6 +234,7 @@ struct rtrs_srv_chunk {
  * @sysfs_tries: attempts of @sysfs_work so far
  * @wd_dwork: the watchdog: closes the path when it is not connected in
  *	time, or when answers stop completing
+ * @connect_timeout: seconds the path had to connect, 0 for no limit
  * @sysfs: the path's sysfs directory; under @sess->sysfs_mutex
  * @hca_port: port of @s.dev the path's connections use
  * @stats: requests received, counted per CPU
@@ -260,6 +261,7 @@ struct rtrs_srv_path {
 	struct delayed_work	sysfs_work;
 	unsigned int		sysfs_tries;
 	struct delayed_work	wd_dwork;
+	unsigned int		connect_timeout;
 	struct device		*sysfs;
 	u32			hca_port;
 	struct rtrs_srv_cpu_stats __percpu *stats;
@@ -288,6 +290,9 @@ static inline struct rtrs_srv_path *con_to_path(struct rtrs_srv_con *con)
  * mean a stuck QP (see rtrs_srv_wd_work()).
  */
 #define RTRS_SRV_STALL_MS	15000
+
+/* Upper bound of connect_timeout_sec, a day. */
+#define RTRS_SRV_CONNECT_TIMEOUT_MAX	86400U
 
 /*
  * A session's sysfs directory may still be there when the client, having
