@@ -295,7 +295,13 @@ path_failure() {
 	check "$tag: path failure, no IO error in the kernel log" no_io_error "$dev" "$since"
 }
 
-sess_gone() { [ ! -e "/sys/class/rtrs-client/$1" ]; }
+# sess_gone SESS: the transport session's directory and every CM id of
+# rtrs_client are gone (ours removes the directory first, mainline at the
+# end of rtrs_clt_close()).
+sess_gone() {
+	[ ! -e "/sys/class/rtrs-client/$1" ] &&
+		! rdma res show cm_id | grep -q rtrs_client
+}
 
 # phase TAG SESS: map, verified IO, path failure, unmap.
 phase() {
@@ -316,8 +322,10 @@ phase() {
 	# and close the transport session after.  Mainline rnbd-client's
 	# exit does not wait for that work (it skips a session whose count
 	# is zero, warns that one is left and unloads under it), so unload
-	# only once the transport session is gone.
+	# only once the transport session is gone, and a moment later: the
+	# work still frees rnbd's own session after that.
 	check "$tag: session closed after the unmap" wait_for 60 sess_gone "$sess"
+	sleep 1
 }
 
 # client_side: phase A with our modules, phase B with the mainline ones.

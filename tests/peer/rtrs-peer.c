@@ -980,7 +980,7 @@ static int srv_io(void)
 /*
  * "hb-con": a second after the INFO_RSP, a heartbeat on connection 1 (a
  * server sends them on connection 0); the client must acknowledge it.
- * 1 once the acknowledgement came.
+ * 1 once the acknowledgment came.
  */
 static int srv_hb_con(long info_ms, int *sent)
 {
