@@ -34,7 +34,11 @@ while [ $# -gt 0 ]; do
 	--smp) smp=$2; shift 2 ;;
 	--net) net=$2; shift 2 ;;
 	--mac) mac=$2; shift 2 ;;
-	--env) envs+=("$2"); shift 2 ;;
+	--env)
+		# Each goes on the kernel command line, which splits at spaces.
+		[[ "$2" =~ ^[A-Za-z_][A-Za-z0-9_]*=[^[:space:]]*$ ]] ||
+			rtrs_die "guest.sh: --env '$2': NAME=VALUE without spaces (lists take commas)"
+		envs+=("$2"); shift 2 ;;
 	--peer) peer=$2; shift 2 ;;
 	*) rtrs_die "guest.sh: unknown argument '$1'" ;;
 	esac
