@@ -18,7 +18,7 @@
 # The last N succeeds untouched: its session carries verified IO and
 # closes.  At the end kmemleak finds nothing.
 #
-# FAULTS_ONLY="name ..." runs only the named paths (core client server
+# FAULTS_ONLY="name,..." runs only the named paths (core client server
 # srv_open clt_open add_path).  FAULTS_BUDGET=K tries about K of the
 # fail-nth points of each path, FAULTS_RTRS_BUDGET=K about K of its
 # fail_rtrs points: evenly spread, the first and the last included,
@@ -87,18 +87,53 @@ back_to_baseline() {
 
 # ---- the kernel log ------------------------------------------------------
 
+# without_trace_field_warning LOG: LOG without the one report the kernel
+# itself makes of an injected failure in a module's load: the trace event
+# code gives each field of a module's trace events an allocation and
+# WARNs once (WARN_ON_ONCE in event_define_fields(), trace_events.c) when
+# one fails, then logs "error code is -12"; the module loads without that
+# event.  Any module with trace events does it (mainline rtrs, nvme, ...).
+# The report is dropped only when it is that one, for -ENOMEM; the count
+# of those dropped goes to $RTRS_TMP/trace-field-warnings.
+without_trace_field_warning() {
+	awk -v out="$RTRS_TMP/trace-field-warnings" '
+		/-+\[ cut here \]-+/ { held = $0; next }
+		held != "" {
+			if ($0 ~ /WARNING: .* at kernel\/trace\/trace_events\.c:[0-9]+ event_define_fields/)
+				skip = 1
+			else
+				print held
+			held = ""
+		}
+		skip && /---\[ end trace [0-9a-f]+ \]---/ { skip = 0; ended = 1; next }
+		skip { next }
+		ended { ended = 0; if ($0 ~ /error code is -12$/) { n++; next } else bad = 1 }
+		{ print }
+		END {
+			if (bad) print "a trace event field warning without -ENOMEM"
+			if (n) print n >>out
+		}' "$1"
+}
+
 # An injected failure of vmalloc() reports itself (warn_alloc: a header,
-# then a stack dump); anything else that shows a stack, and every other
-# report log-problems.sh knows, is a problem.  The console stays quiet
-# during the loops (hundreds of failures); the log of each path is checked
-# here and kept in the results.
+# then a stack dump); the trace event code's warning above is the
+# kernel's; anything else that shows a stack, and every other report
+# log-problems.sh knows, is a problem.  The console stays quiet during the
+# loops (hundreds of failures); the log of each path is checked here and
+# kept in the results.
 log_clean() {
 	local log=$RESULTS/faults-$1.dmesg problems traces allocs
 	dmesg -c >"$log"
-	problems=$("$RTRS_TOP/tests/harness/log-problems.sh" "$log" |
+	without_trace_field_warning "$log" >"$RTRS_TMP/dmesg"
+	# kmemleak_clean's scan of the kernel's own leaks.
+	[ ! -s "$RTRS_TMP/kernel-leaks" ] ||
+		sed -i "/kmemleak: $(<"$RTRS_TMP/kernel-leaks") new suspected memory leaks /d" \
+			"$RTRS_TMP/dmesg"
+	problems=$("$RTRS_TOP/tests/harness/log-problems.sh" "$RTRS_TMP/dmesg" |
 		grep -v 'Call Trace:')
-	traces=$(grep -c 'Call Trace:' "$log")
-	allocs=$(grep -c -E 'page allocation failure|vmalloc error' "$log")
+	problems+=$(grep 'trace event field warning without' "$RTRS_TMP/dmesg")
+	traces=$(grep -c 'Call Trace:' "$RTRS_TMP/dmesg")
+	allocs=$(grep -c -E 'page allocation failure|vmalloc error' "$RTRS_TMP/dmesg")
 	[ -z "$problems" ] && [ "$traces" -le "$allocs" ] && return 0
 	echo "$problems (stacks $traces, allocation failure reports $allocs)" |
 		tr '\n' ' '
@@ -115,7 +150,10 @@ fault_setup() {
 			echo 0 >"$FI/$f/verbose" || return 1
 	done
 	echo N >"$FI/fail_page_alloc/ignore-gfp-highmem" &&
-		echo 0 >"$FI/fail_page_alloc/min-order"
+		echo 0 >"$FI/fail_page_alloc/min-order" || return 1
+	# A kernel that scans for leaks on its own would log them in the
+	# middle of a path's log; the scans here are kmemleak_clean's.
+	echo scan=off >"$FI/kmemleak"
 }
 
 # rtrs_arm N: the N-th call of rtrs-core's fault points fails, once.
@@ -315,17 +353,46 @@ for m in rtrs-test-clt rtrs-test-srv rtrs-client rtrs-server rtrs-core; do
 done
 check "no session left in sysfs" not test -e "$CS" -o -e "$SS"
 
+# kernel_leaks REPORT: how many of kmemleak's records are the kernel's
+# own leak under injection, and how many others: "KNOWN OTHER".  Linux
+# 6.1's __class_register() frees its private part when kset_register()
+# fails but not the name kobject_set_name() gave it: a failed class
+# registration in a module's init (the sysfs class rtrs-client or
+# rtrs-server, mainline's too) leaks those bytes.
+kernel_leaks() {
+	awk '
+		function done() {
+			if (!rec) return
+			if (setname && classreg) known++; else other++
+		}
+		/^unreferenced object/ { done(); rec = 1; setname = classreg = 0 }
+		/ kobject_set_name\+/ { setname = 1 }
+		/ __class_register\+/ { classreg = 1 }
+		END { done(); print known + 0, other + 0 }' "$1"
+}
+
+# kmemleak_clean: kmemleak finds nothing but the kernel's leak above;
+# those are counted, then cleared (so that the guest's own check at its
+# end does not report them again).  The scan logs how many it found: the
+# console is kept quiet, and log_clean knows the count.
 kmemleak_clean() {
-	local r=$RESULTS/faults-kmemleak
+	local r=$RESULTS/faults-kmemleak known other
 	sleep 6
+	dmesg -n 1
 	echo scan >"$FI/kmemleak" && sleep 1 && echo scan >"$FI/kmemleak" &&
 		cat "$FI/kmemleak" >"$r" || return 1
 	[ -s "$r" ] || return 0
-	grep -c 'unreferenced object' "$r"
-	return 1
+	read -r known other < <(kernel_leaks "$r")
+	[ "$other" -eq 0 ] || { echo "$other leak(s), $known of the kernel's"; return 1; }
+	echo clear >"$FI/kmemleak" || return 1
+	echo "$known" >"$RTRS_TMP/kernel-leaks"
+	figure "faults: the kernel's leak of a failed class registration (__class_register, not ours): $known"
 }
 check "kmemleak finds nothing" kmemleak_clean
 check "kernel log clean: the end" log_clean end
+dmesg -n 7
 while read -r mode name points tries; do
 	figure "faults: injection points: $mode $name $points (tried $tries)"
 done <"$RTRS_TMP/points"
+[ ! -s "$RTRS_TMP/trace-field-warnings" ] ||
+	figure "faults: the kernel's warning of a failed trace event field (trace_events.c, not ours): $(awk '{ n += $1 } END { print n }' "$RTRS_TMP/trace-field-warnings")"
