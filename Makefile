@@ -9,9 +9,10 @@
 #                                          1000; remove/add path cycles and
 #                                          rnbd map/unmap cycles, default 100)
 #   make run                               the main job (see README.md)
-#   make bench [BENCH_QUICK=1] [BENCH_REPS=N]
+#   make bench [BENCH_QUICK=1] [BENCH_REPS=N] [BENCH_PROFILE=1]
 #                                          ours against mainline rtrs,
-#                                          nvme-rdma and raw rxe
+#                                          nvme-rdma and raw rxe (and
+#                                          where the CPU goes)
 #   make soak [SOAK_MINUTES=N] [SOAK_SEED=N] [SOAK_EVENTS="path rxe"]
 #                                          verified rnbd IO over two paths
 #                                          while links, devices, paths and
@@ -45,7 +46,7 @@ run:
 	tests/harness/run.sh
 
 bench:
-	BENCH_QUICK=$(BENCH_QUICK) BENCH_REPS=$(BENCH_REPS) tests/harness/bench.sh
+	BENCH_QUICK=$(BENCH_QUICK) BENCH_REPS=$(BENCH_REPS) BENCH_PROFILE="$(BENCH_PROFILE)" tests/harness/bench.sh
 
 soak:
 	SOAK_MINUTES=$(SOAK_MINUTES) SOAK_SEED=$(SOAK_SEED) SOAK_EVENTS="$(SOAK_EVENTS)" tests/harness/soak.sh

@@ -17,7 +17,15 @@
 #
 # Environment: BENCH_REPS, BENCH_FIO_S, BENCH_RTRS_S, BENCH_RAW_S,
 # BENCH_LAT_ITERS, BENCH_DIR (build dir with ours/, mainline/ and their
-# -bench/ modules).
+# -bench/ modules), BENCH_PROFILE (below).
+#
+# BENCH_PROFILE="point,..." (or 1: the 4 KiB points at queue depth 1 and
+# 32) adds a pass after the repetitions that runs only those points of
+# ours, mainline and nvme, each under perf record -a (cpu-clock, both
+# vCPUs, enabled exactly while the point runs), and leaves perf report's
+# samples by object and symbol in /run/results/profile/STACK-POINT.txt.
+# The figures of that pass go to points-profiled, not into the medians:
+# the sampling costs CPU.
 
 . "$RTRS_TOP/tests/e2e/topology.sh"
 . "$RTRS_TOP/tests/e2e/rnbd-lib.sh"
@@ -35,6 +43,11 @@ NQN=nqn.2014-08.org.example:rtrs-bench
 NVMET=/sys/kernel/config/nvmet
 HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-000000000001
 HOSTID=00000000-0000-4000-8000-000000000001
+PROFILE=${BENCH_PROFILE:-}
+PROFILE=${PROFILE//,/ }
+[ "$PROFILE" = 1 ] &&
+	PROFILE="read-4k-qd1 read-4k-qd32 write-4k-qd32 randread-4k-qd1 randread-4k-qd32 randwrite-4k-qd32"
+PROFILING=
 
 # must NAME CMD...: a check that ends the run when it fails.
 must() {
@@ -64,6 +77,56 @@ cost() {
 point() {
 	echo "$*" >>"$POINTS"
 	echo "point: $*"
+}
+
+# ---- profile ---------------------------------------------------------------
+
+# wanted NAME: whether a point runs in this pass: every point in the
+# measured repetitions, only the profiled ones in the profile pass.
+wanted() {
+	[ -z "$PROFILING" ] || [[ " $PROFILE " == *" $1 "* ]]
+}
+
+# perf_ctl CMD: enable or disable the sampling, and wait for perf's ack.
+perf_ctl() {
+	local a
+	echo "$1" >&"$PERF_CTL" && read -r -t 60 a <&"$PERF_ACK" && [ "$a" = ack ]
+}
+
+# prof_begin: in the profile pass, perf record starts with its events off
+# (its set-up under TCG takes seconds), then is enabled right before the
+# point.
+prof_begin() {
+	local t=$RTRS_TMP
+	[ -n "$PROFILING" ] || return 0
+	rm -f "$t/perf.data" "$t/perf-ctl" "$t/perf-ack"
+	mkfifo "$t/perf-ctl" "$t/perf-ack" || return 1
+	perf record -a -e cpu-clock -F 999 -D -1 -o "$t/perf.data" \
+		--control "fifo:$t/perf-ctl,$t/perf-ack" >"$t/perf.log" 2>&1 &
+	PERF_PID=$!
+	# Read-write opens do not wait for perf to open its ends.
+	exec {PERF_CTL}<>"$t/perf-ctl" {PERF_ACK}<>"$t/perf-ack"
+	perf_ctl enable || { cat "$t/perf.log"; return 1; }
+}
+
+# prof_end STACK NAME: stop the sampling and keep perf's samples by
+# object and symbol.
+prof_end() {
+	local t=$RTRS_TMP rc=0
+	[ -n "$PROFILING" ] || return 0
+	perf_ctl disable || rc=1
+	# A background job ignores SIGINT; perf writes its file on SIGTERM
+	# too, then dies of it.
+	kill -TERM "$PERF_PID"
+	wait "$PERF_PID"
+	case $? in 0 | 143) ;; *) rc=1 ;; esac
+	exec {PERF_CTL}>&- {PERF_ACK}>&-
+	[ "$rc" -eq 0 ] || { cat "$t/perf.log"; return 1; }
+	perf report -i "$t/perf.data" --stdio -q --no-children \
+		-F sample,dso,sym --field-separator='|' \
+		>"$RESULTS/profile/$1-$2.txt" 2>"$t/perf-report.log" &&
+		[ -s "$RESULTS/profile/$1-$2.txt" ] ||
+		{ cat "$t/perf-report.log"; return 1; }
 }
 
 # ---- memory ----------------------------------------------------------------
@@ -144,13 +207,15 @@ FIO_POINTS=(
 # fio_point REP STACK DEV NAME RW BS QD
 fio_point() {
 	local rep=$1 stack=$2 dev=$3 name=$4 rw=$5 bs=$6 qd=$7 t0 p0 dir fig ops
+	prof_begin || return 1
 	t0=$(cpu_ticks)
 	p0=$(rxe_pkts)
 	fio --name=bench --filename="/dev/$dev" --ioengine=libaio --direct=1 \
 		--rw="$rw" --bs="$bs" --iodepth="$qd" --time_based \
 		--runtime="$FIO_S" --output-format=json \
 		--output="$RTRS_TMP/fio.json" >"$RTRS_TMP/fio.log" 2>&1 ||
-		{ grep -m 1 . "$RTRS_TMP/fio.log"; return 1; }
+		{ grep -m 1 . "$RTRS_TMP/fio.log"; prof_end "$stack" "$name"; return 1; }
+	prof_end "$stack" "$name" || return 1
 	case "$rw" in
 	*read) dir="read" ;;
 	*) dir="write" ;;
@@ -169,6 +234,7 @@ fio_point() {
 fio_all() {
 	local p
 	for p in "${FIO_POINTS[@]}"; do
+		wanted "${p%% *}" || continue
 		# shellcheck disable=SC2086
 		check "$2: fio $p" fio_point "$1" "$2" "$3" $p
 	done
@@ -194,9 +260,11 @@ rtrs_point() {
 	echo "$size" >$BENCH_PARAMS/io_size &&
 	echo "$qd" >$BENCH_PARAMS/queue_depth &&
 	echo $(( RTRS_S * 1000 )) >$BENCH_PARAMS/runtime_ms || return 1
+	prof_begin || return 1
 	t0=$(cpu_ticks)
 	p0=$(rxe_pkts)
-	echo 1 >$BENCH_PARAMS/run || { dmesg | tail -n 2; return 1; }
+	echo 1 >$BENCH_PARAMS/run || { dmesg | tail -n 2; prof_end "$stack" "$name"; return 1; }
+	prof_end "$stack" "$name" || return 1
 	r=$(cat $BENCH_PARAMS/result)
 	ops=$(sed -n 's/.*\bops=\([0-9]*\).*/\1/p' <<<"$r")
 	point "$rep" "$stack" rtrs "$name" "$(awk -v s="$size" '{
@@ -240,6 +308,7 @@ stack_rtrs() {
 	LARGE=$(cat $BENCH_PARAMS/max_io_size)
 	[ "${LARGE:-0}" -le 131072 ] || LARGE=131072
 	for p in "${RTRS_POINTS[@]}"; do
+		wanted "${p%% *}" || continue
 		# shellcheck disable=SC2086
 		check "$stack: rtrs $p" rtrs_point "$rep" "$stack" $p
 	done
@@ -347,3 +416,13 @@ for rep in $(seq "$REPS"); do
 		"stack_$s" "$rep"
 	done
 done
+
+if [ -n "$PROFILE" ]; then
+	PROFILING=1
+	POINTS=$RESULTS/points-profiled
+	mkdir -p "$RESULTS/profile"
+	for s in ours mainline nvme; do
+		echo "bench: profile pass, $s, at $(cut -d' ' -f1 /proc/uptime) s"
+		"stack_$s" p
+	done
+fi

@@ -8,7 +8,10 @@
 
 import argparse
 import json
+import os
+import re
 import statistics
+import subprocess
 import sys
 
 STACKS = ["ours", "mainline", "nvme"]
@@ -53,6 +56,132 @@ def raw_reference(med, point):
     return med.get(("raw", "perftest", ref), {}).get("iops")
 
 
+# Where a perf sample of the profile pass falls.  The transport of an
+# rtrs stack is its three modules, of nvme the nvme-rdma and nvmet ones;
+# "users" are the modules on top (the benchmark users, rnbd), "rdma" the
+# RDMA core, "kernel" the rest of the kernel (network stack, block layer,
+# scheduler, other modules), "user" user space (fio, perf itself).
+TRANSPORT = {"ours": r"rtrs_(core|client|server)",
+             "mainline": r"rtrs_(core|client|server)",
+             "nvme": r"nvme_rdma|nvmet_rdma|nvmet|nvme_fabrics|nvme_core"}
+IDLE = re.compile(r"safe_halt|^default_idle|^cpu_idle|^do_idle|"
+                  r"^arch_cpu_idle|^acpi_idle|^intel_idle|^mwait_idle")
+CATEGORIES = ["transport", "users", "rxe", "rdma", "kernel", "user"]
+
+
+def classify(stack, dso, sym):
+    if not dso.startswith("["):
+        return "user"
+    mod = dso.strip("[]")
+    if mod == "kernel.kallsyms":
+        return "idle" if IDLE.search(sym) else "kernel"
+    if re.fullmatch(TRANSPORT.get(stack, r"$^"), mod):
+        return "transport"
+    if re.fullmatch(r"rtrs_bench_(clt|srv)|rnbd_(client|server)", mod):
+        return "users"
+    if mod == "rdma_rxe":
+        return "rxe"
+    if re.fullmatch(r"ib_core|rdma_cm|ib_cm|iw_cm", mod):
+        return "rdma"
+    return "kernel"
+
+
+def module_symbols(specs):
+    """{stack: {symbol: module}} from the text symbols of the modules
+    under each STACK=DIR of specs ("any" for every stack).  perf in the
+    guest finds no module's file (ours are not under /lib/modules) and
+    puts every kernel sample under [kernel.kallsyms], with the symbol
+    resolved through /proc/kallsyms: its module is told by its name."""
+    out = {}
+    for spec in specs or []:
+        stack, _, top = spec.partition("=")
+        syms = out.setdefault(stack, {})
+        for d, _, files in os.walk(top):
+            for name in files:
+                if not name.endswith(".ko"):
+                    continue
+                mod = name[:-3].replace("-", "_")
+                nm = subprocess.run(["nm", "--defined-only", os.path.join(d, name)],
+                                    capture_output=True, text=True, check=False)
+                for line in nm.stdout.splitlines():
+                    f = line.split()
+                    if len(f) == 3 and f[1] in "tT":
+                        syms.setdefault(f[2], mod)
+    return out
+
+
+def read_profile(path, stack, modsyms):
+    """Samples by category, and the busiest symbols, of one profiled
+    point (perf report -F sample,dso,sym with '|' between the fields)."""
+    cats = dict.fromkeys(CATEGORIES + ["idle"], 0)
+    syms = []
+    for line in open(path):
+        f = [x.strip() for x in line.split("|")]
+        if len(f) < 3 or not f[0].isdigit():
+            continue
+        n, dso, sym = int(f[0]), f[1], re.sub(r"^\[.\] ", "", f[2])
+        if dso == "[kernel.kallsyms]":
+            mod = modsyms.get(stack, {}).get(sym) or modsyms.get("any", {}).get(sym)
+            if mod:
+                dso = f"[{mod}]"
+        c = classify(stack, dso, sym)
+        cats[c] += n
+        if c != "idle":
+            syms.append((n, c, dso, sym))
+    return cats, sorted(syms, reverse=True)
+
+
+def profiles(folder, modsyms):
+    """{(stack, point): (samples by category, busiest symbols)}"""
+    out = {}
+    if not folder or not os.path.isdir(folder):
+        return out
+    for name in sorted(os.listdir(folder)):
+        stack, _, point = name[:-len(".txt")].partition("-")
+        if name.endswith(".txt") and stack in STACKS:
+            out[(stack, point)] = read_profile(os.path.join(folder, name), stack,
+                                               modsyms)
+    return out
+
+
+def print_profiles(prof, detail, out):
+    """The share of each category in the busy samples of a point, and
+    how much faster the point could be at most if its transport took no
+    CPU at all (busy / (busy - transport)): the bound holds where the
+    point is CPU bound.  The busiest symbols go to DETAIL."""
+    doc = {}
+    print("\nWhere the CPU goes (profile pass: perf cpu-clock samples of both "
+          "vCPUs while the point ran; % of busy samples)", file=out)
+    print("  " + f"{'point':<20}{'stack':<10}{'busy%':>7}" +
+          "".join(f"{c:>10}" for c in CATEGORIES) + f"{'bound':>8}", file=out)
+    last = None
+    for (stack, point), (cats, syms) in sorted(
+            prof.items(), key=lambda kv: (kv[0][1], STACKS.index(kv[0][0]))):
+        total = sum(cats.values())
+        busy = total - cats["idle"]
+        if busy <= 0:
+            continue
+        share = {c: 100.0 * cats[c] / busy for c in CATEGORIES}
+        bound = busy / (busy - cats["transport"]) if busy > cats["transport"] else None
+        doc.setdefault(point, {})[stack] = {
+            "samples": total, "busy_pct": round(100.0 * busy / total, 1),
+            "share_pct": {c: round(v, 1) for c, v in share.items()},
+            "bound": round(bound, 3) if bound else None}
+        name = point if point != last else ""
+        last = point
+        print("  " + f"{name:<20}{stack:<10}{100.0 * busy / total:>7.1f}" +
+              "".join(f"{share[c]:>10.1f}" for c in CATEGORIES) +
+              f"{fmt(bound):>8}", file=out)
+        print(f"{stack} {point}: {busy} busy samples of {total}", file=detail)
+        for n, c, dso, sym in syms[:15]:
+            print(f"  {100.0 * n / busy:6.2f}%  {c:<10} {dso:<20} {sym}",
+                  file=detail)
+        print(file=detail)
+    print("  bound: at most this many times faster if the transport's CPU "
+          "were none (where the point is CPU bound)", file=out)
+    return doc
+
+
 def ratio(a, b):
     return round(a / b, 3) if a and b else None
 
@@ -68,6 +197,10 @@ def main():
     ap.add_argument("--json", required=True)
     ap.add_argument("--kernel", default="")
     ap.add_argument("--quick", default="0")
+    ap.add_argument("--profile", help="folder of the profile pass")
+    ap.add_argument("--profile-detail", help="where the busiest symbols go")
+    ap.add_argument("--modules", action="append", metavar="STACK=DIR",
+                    help="modules whose symbols the profile tells apart")
     a = ap.parse_args()
 
     runs = read_points(a.points)
@@ -142,6 +275,12 @@ def main():
             print(f"  {s:<10}{m.get('free_kib', 0):>10.0f}{m.get('slab_kib', 0):>10.0f}"
                   f"{m.get('vmalloc_kib', 0):>10.0f}", file=out)
 
+    prof = profiles(a.profile, module_symbols(a.modules) if a.profile else {})
+    profile_doc = {}
+    if prof:
+        with open(a.profile_detail or os.devnull, "w") as detail:
+            profile_doc = print_profiles(prof, detail, out)
+
     print("\nops/s, MiB/s: per second of the run; p50/p99: completion latency "
           "(fio clat, rtrs-bench per IO, perftest t_typical/99%).", file=out)
     print("CPU us/IO: busy time of both vCPUs (/proc/stat) over the point, per IO, "
@@ -159,6 +298,7 @@ def main():
         "medians": {},
         "runs": {},
         "ratios": ratios,
+        "profile": profile_doc,
     }
     for (s, l, p), m in med.items():
         doc["medians"].setdefault(l, {}).setdefault(p, {})[s] = m

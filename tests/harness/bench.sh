@@ -14,10 +14,13 @@
 #   results/bench/report.txt   the table: each stack's medians and ratios
 #   results/bench/bench.json   the same, and every run's figures
 #
-#   make bench [BENCH_QUICK=1] [BENCH_REPS=N]
+#   make bench [BENCH_QUICK=1] [BENCH_REPS=N] [BENCH_PROFILE=1|"point ..."]
 #
 # BENCH_QUICK=1 runs each point for 2-3 s and once, to try the machinery;
-# its figures are no benchmark.  Logs go to results/bench/.
+# its figures are no benchmark.  BENCH_PROFILE adds a pass that runs the
+# named points (1: the 4 KiB points at queue depth 1 and 32) of each stack
+# under perf; the report then says where the CPU went (the busiest
+# symbols: results/bench/profile.txt).  Logs go to results/bench/.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -33,6 +36,11 @@ else
 	reps=${BENCH_REPS:-3} fio_s=10 rtrs_s=5 raw_s=5 lat_iters=20000
 fi
 [[ "$reps" =~ ^[1-9][0-9]*$ ]] || { echo "make bench: BENCH_REPS must be a number" >&2; exit 2; }
+BENCH_PROFILE=${BENCH_PROFILE:-}
+for p in ${BENCH_PROFILE//,/ }; do
+	[[ "$p" =~ ^(1|(rand)?(read|write)-(4k|128k|large)-qd[0-9]+)$ ]] ||
+		{ echo "make bench: BENCH_PROFILE: '$p' is not 1 or a point's name" >&2; exit 2; }
+done
 
 
 job_stock_kernel
@@ -78,6 +86,8 @@ build_s=$(( $(date +%s) - tb ))
 # for each rtrs, 6 fio for nvme, and a minute of set-up per stack.
 per_rep=$(( 4 * (raw_s + 30) + 2 * 6 * (rtrs_s + 5) + 3 * 6 * (fio_s + 10) + 4 * 60 ))
 timeout=$(( 300 + reps * per_rep * 2 ))
+# The profile pass: at most a repetition, and perf's reports.
+[ -z "${BENCH_PROFILE:-}" ] || timeout=$(( timeout + per_rep * 2 + 1800 ))
 rtrs_log "guest: stock kernel $sver, $reps repetition(s) of raw, ours, mainline and nvme" \
 	"(fio ${fio_s} s, rtrs ${rtrs_s} s a point; timeout ${timeout} s)"
 tg=$(date +%s)
@@ -86,6 +96,7 @@ RTRS_RESULTS=$LOGS "$H/guest.sh" --name guest --kernel stock \
 	--env "BENCH_REPS=$reps" --env "BENCH_FIO_S=$fio_s" \
 	--env "BENCH_RTRS_S=$rtrs_s" --env "BENCH_RAW_S=$raw_s" \
 	--env "BENCH_LAT_ITERS=$lat_iters" --env "BENCH_DIR=$B" \
+	--env "BENCH_PROFILE=$(tr -s ' \t\n' ',' <<<"${BENCH_PROFILE:-}" | sed 's/,$//')" \
 	>"$LOGS/guest.log" 2>&1
 guest_s=$(( $(date +%s) - tg ))
 G=$LOGS/guest
@@ -93,11 +104,20 @@ G=$LOGS/guest
 [ -s "$G/points" ] || failed "the guest measured nothing (see $G/script.log)"
 python3 "$H/bench-report.py" --points "$G/points" --setup "$G/setup" \
 	--json "$LOGS/bench.json" --kernel "$sver" --quick "${BENCH_QUICK:-0}" \
+	--profile "$G/profile" --profile-detail "$LOGS/profile.txt" \
+	--modules "ours=$B/ours" --modules "ours=$B/ours-bench" \
+	--modules "mainline=$B/mainline" --modules "mainline=$B/mainline-bench" \
+	--modules "any=$sdir/root/lib/modules/$sver/kernel/drivers/infiniband" \
+	--modules "any=$sdir/root/lib/modules/$sver/kernel/drivers/nvme" \
+	--modules "any=$sdir/root/lib/modules/$sver/kernel/drivers/block" \
 	>"$LOGS/report.txt" || failed "the report (see $LOGS)"
 cat "$LOGS/report.txt"
 echo
 echo "report: $LOGS/report.txt, $LOGS/bench.json; guest log: $G/script.log"
 echo "took $(( $(date +%s) - t0 )) s (builds ${build_s} s, guest ${guest_s} s)"
+
+[ -z "${BENCH_PROFILE:-}" ] || ls "$G"/profile/*.txt >/dev/null 2>&1 ||
+	failed "BENCH_PROFILE: no point was profiled (see $G/script.log)"
 
 problems=$(grep -h '^FAIL' "$G/host-checks" "$G/checks" 2>/dev/null)
 [ -z "$problems" ] || failed "$(sed 's/^FAIL guest\///' <<<"$problems")"

@@ -11,6 +11,7 @@ PKGS=(
 	linux-source-6.1 linux-headers-amd64
 	qemu-system-x86 busybox-static
 	rdma-core ibverbs-utils rdmacm-utils perftest fio iproute2 jq nvme-cli
+	linux-perf
 	libibverbs-dev librdmacm-dev
 	dkms python3-docutils
 )
