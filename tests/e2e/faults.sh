@@ -110,6 +110,8 @@ without_trace_field_warning() {
 		ended { ended = 0; if ($0 ~ /error code is -12$/) { n++; next } else bad = 1 }
 		{ print }
 		END {
+			if (held != "") print held
+			if (skip) print "a trace event field warning without its end"
 			if (bad) print "a trace event field warning without -ENOMEM"
 			if (n) print n >>out
 		}' "$1"

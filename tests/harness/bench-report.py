@@ -134,8 +134,6 @@ def read_profile(path, stack, modsyms):
 def profiles(folder, modsyms):
     """{(stack, point): (samples by category, busiest symbols)}"""
     out = {}
-    if not folder or not os.path.isdir(folder):
-        return out
     for name in sorted(os.listdir(folder)):
         stack, _, point = name[:-len(".txt")].partition("-")
         if name.endswith(".txt") and stack in STACKS:
@@ -275,7 +273,9 @@ def main():
             print(f"  {s:<10}{m.get('free_kib', 0):>10.0f}{m.get('slab_kib', 0):>10.0f}"
                   f"{m.get('vmalloc_kib', 0):>10.0f}", file=out)
 
-    prof = profiles(a.profile, module_symbols(a.modules) if a.profile else {})
+    prof = {}
+    if a.profile and os.path.isdir(a.profile):
+        prof = profiles(a.profile, module_symbols(a.modules))
     profile_doc = {}
     if prof:
         with open(a.profile_detail or os.devnull, "w") as detail:

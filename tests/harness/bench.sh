@@ -87,7 +87,7 @@ build_s=$(( $(date +%s) - tb ))
 per_rep=$(( 4 * (raw_s + 30) + 2 * 6 * (rtrs_s + 5) + 3 * 6 * (fio_s + 10) + 4 * 60 ))
 timeout=$(( 300 + reps * per_rep * 2 ))
 # The profile pass: at most a repetition, and perf's reports.
-[ -z "${BENCH_PROFILE:-}" ] || timeout=$(( timeout + per_rep * 2 + 1800 ))
+[ -z "$BENCH_PROFILE" ] || timeout=$(( timeout + per_rep * 2 + 1800 ))
 rtrs_log "guest: stock kernel $sver, $reps repetition(s) of raw, ours, mainline and nvme" \
 	"(fio ${fio_s} s, rtrs ${rtrs_s} s a point; timeout ${timeout} s)"
 tg=$(date +%s)
@@ -96,7 +96,7 @@ RTRS_RESULTS=$LOGS "$H/guest.sh" --name guest --kernel stock \
 	--env "BENCH_REPS=$reps" --env "BENCH_FIO_S=$fio_s" \
 	--env "BENCH_RTRS_S=$rtrs_s" --env "BENCH_RAW_S=$raw_s" \
 	--env "BENCH_LAT_ITERS=$lat_iters" --env "BENCH_DIR=$B" \
-	--env "BENCH_PROFILE=$(tr -s ' \t\n' ',' <<<"${BENCH_PROFILE:-}" | sed 's/,$//')" \
+	--env "BENCH_PROFILE=${BENCH_PROFILE// /,}" \
 	>"$LOGS/guest.log" 2>&1
 guest_s=$(( $(date +%s) - tg ))
 G=$LOGS/guest
@@ -116,7 +116,7 @@ echo
 echo "report: $LOGS/report.txt, $LOGS/bench.json; guest log: $G/script.log"
 echo "took $(( $(date +%s) - t0 )) s (builds ${build_s} s, guest ${guest_s} s)"
 
-[ -z "${BENCH_PROFILE:-}" ] || ls "$G"/profile/*.txt >/dev/null 2>&1 ||
+[ -z "$BENCH_PROFILE" ] || ls "$G"/profile/*.txt >/dev/null 2>&1 ||
 	failed "BENCH_PROFILE: no point was profiled (see $G/script.log)"
 
 problems=$(grep -h '^FAIL' "$G/host-checks" "$G/checks" 2>/dev/null)
