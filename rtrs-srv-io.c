@@ -288,7 +288,6 @@ static void rtrs_srv_add_rsp_wr(struct rtrs_srv_con *con,
 	u32 imm = rtrs_io_rsp_imm(op->msg_id, status, op->need_inval);
 
 	w->rsp.wr.wr_cqe = &con->rsp_cqe;
-	w->rsp.wr.send_flags = IB_SEND_SIGNALED;
 	w->rsp.wr.ex.imm_data = cpu_to_be32(imm);
 	if (path->always_invalidate) {
 		w->rsp.wr.opcode = IB_WR_SEND_WITH_IMM;
@@ -298,6 +297,41 @@ static void rtrs_srv_add_rsp_wr(struct rtrs_srv_con *con,
 		w->rsp.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
 	}
 	rtrs_srv_chain(tail, &w->rsp.wr);
+}
+
+/*
+ * Post @first, the work requests of one answer ending in @rsp, signaling
+ * one answer in @con->rsp_batch.  An RC send queue completes in order and
+ * the lock keeps the posts in the order they are counted, so the signaled
+ * answer's completion stands for the rsp_batch answers up to it.
+ */
+static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
+				 struct ib_send_wr *first,
+				 struct ib_send_wr *rsp)
+{
+	unsigned long flags;
+	bool signal;
+	int err;
+
+	spin_lock_irqsave(&con->rsp_post_lock, flags);
+	signal = ++con->rsp_unsig == con->rsp_batch;
+	if (signal) {
+		rsp->send_flags |= IB_SEND_SIGNALED;
+		con->rsp_unsig = 0;
+		if (atomic_inc_return(&con->rsp_inflight) == 1)
+			WRITE_ONCE(con->rsp_stamp, jiffies);
+	}
+	err = ib_post_send(con->c.qp, first, NULL);
+	if (!err) {
+		con->rsp_posts++;
+	} else if (signal) {
+		atomic_dec(&con->rsp_inflight);
+		con->rsp_unsig = con->rsp_batch - 1;
+	} else {
+		con->rsp_unsig--;
+	}
+	spin_unlock_irqrestore(&con->rsp_post_lock, flags);
+	return err;
 }
 
 /*
@@ -323,11 +357,8 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 	rtrs_srv_add_rsp_wr(con, op, status, &w, &tail);
 
 	clear_bit(0, &op->busy);
-	if (atomic_inc_return(&con->rsp_inflight) == 1)
-		WRITE_ONCE(con->rsp_stamp, jiffies);
-	err = ib_post_send(con->c.qp, first, NULL);
+	err = rtrs_srv_post_rsp_wrs(con, first, &w.rsp.wr);
 	if (err) {
-		atomic_dec(&con->rsp_inflight);
 		rtrs_srv_sq_put(con);
 		pr_err_ratelimited("%s: posting an answer failed: %d\n",
 				   path->s.sessname, err);
@@ -366,7 +397,8 @@ static void rtrs_srv_kick_waiting(struct rtrs_srv_con *con)
 
 /**
  * rtrs_srv_drop_waiting() - finish the answers still waiting for room
- * @con: connection of a closing path, drained
+ * @con: connection of a closing path: drained, or not yet when an answer
+ *	queued after the close has to go
  */
 void rtrs_srv_drop_waiting(struct rtrs_srv_con *con)
 {
@@ -391,12 +423,82 @@ static void rtrs_srv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 						struct rtrs_srv_con, rsp_cqe);
 	struct rtrs_srv_path *path = con_to_path(con);
 
+	/*
+	 * A failed or flushed answer completes signaled or not: the path is
+	 * going, and its closing drops the answers still waiting for room.
+	 */
+	if (!rtrs_srv_wc_ok(path, wc, "answer"))
+		return;
 	WRITE_ONCE(con->rsp_stamp, jiffies);
 	atomic_dec(&con->rsp_inflight);
-	rtrs_srv_sq_put(con);
-	if (rtrs_srv_wc_ok(path, wc, "answer"))
-		rtrs_hb_received(&path->s);
+	atomic_add(con->rsp_batch * RTRS_SRV_RSP_WRS, &con->c.sq_wr_avail);
+	rtrs_hb_received(&path->s);
 	rtrs_srv_kick_waiting(con);
+}
+
+static void rtrs_srv_flush_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_srv_con *con = container_of(wc->wr_cqe,
+						struct rtrs_srv_con, flush_cqe);
+	struct rtrs_srv_path *path = con_to_path(con);
+	unsigned long flags;
+	u32 n;
+
+	if (!rtrs_srv_wc_ok(path, wc, "flush of the answers"))
+		return;
+	spin_lock_irqsave(&con->rsp_post_lock, flags);
+	n = con->flush_n;
+	con->flush_n = 0;
+	spin_unlock_irqrestore(&con->rsp_post_lock, flags);
+	WRITE_ONCE(con->rsp_stamp, jiffies);
+	atomic_dec(&con->rsp_inflight);
+	atomic_add(n * RTRS_SRV_RSP_WRS, &con->c.sq_wr_avail);
+	rtrs_srv_kick_waiting(con);
+}
+
+/*
+ * @con posted unsignaled answers and none since the watchdog last looked:
+ * ask for their completion with a signaled zero-length RDMA WRITE, which
+ * needs no remote address or key and which the peer's user never sees.
+ * It gives their send queue room back, and the watchdog watches it like
+ * a signaled answer: a queue pair that stopped moving on an unsignaled
+ * answer, the client waiting for it, is found too.
+ *
+ * Return: false when the flush could not be posted and the path closes.
+ */
+static bool rtrs_srv_flush_answers(struct rtrs_srv_con *con)
+{
+	struct ib_rdma_wr wr = {
+		.wr.opcode	= IB_WR_RDMA_WRITE,
+		.wr.wr_cqe	= &con->flush_cqe,
+		.wr.send_flags	= IB_SEND_SIGNALED,
+	};
+	struct rtrs_srv_path *path = con_to_path(con);
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&con->rsp_post_lock, flags);
+	if (con->rsp_unsig && !con->flush_n &&
+	    con->rsp_posts == con->wd_posts) {
+		con->flush_n = con->rsp_unsig;
+		con->rsp_unsig = 0;
+		if (atomic_inc_return(&con->rsp_inflight) == 1)
+			WRITE_ONCE(con->rsp_stamp, jiffies);
+		err = ib_post_send(con->c.qp, &wr.wr, NULL);
+		if (err) {
+			atomic_dec(&con->rsp_inflight);
+			con->rsp_unsig = con->flush_n;
+			con->flush_n = 0;
+		}
+	}
+	con->wd_posts = con->rsp_posts;
+	spin_unlock_irqrestore(&con->rsp_post_lock, flags);
+	if (err) {
+		pr_err_ratelimited("%s: posting a flush of the answers failed: %d\n",
+				   path->s.sessname, err);
+		rtrs_srv_close_path(path);
+	}
+	return !err;
 }
 
 /* Answers wait on @con, and none has completed for too long. */
@@ -414,9 +516,11 @@ static bool rtrs_srv_con_stuck(struct rtrs_srv_con *con)
  * A QP can stop moving without reporting an error (rxe can wedge one
  * whose retransmission meets a fast registration it already executed):
  * the answers on it never complete and the client waits forever.  Every
- * heartbeat interval the watchdog checks that each connection with
- * answers in flight completed one lately, and closes the path when not;
- * the client then sends its requests again over another path.  A path
+ * heartbeat interval the watchdog asks for the completion of the
+ * unsignaled answers of each connection gone quiet, checks that each
+ * connection with a signaled answer (or such a flush) in flight completed
+ * one lately, and closes the path when not; the client then sends its
+ * requests again over another path.  A path
  * still connecting when the watchdog first runs (connect_timeout_sec
  * after its first connection) is closed as well.
  *
@@ -443,7 +547,11 @@ void rtrs_srv_wd_work(struct work_struct *work)
 	if (state != RTRS_SRV_CONNECTED)
 		return;
 	for (cid = 0; cid < path->s.con_num; cid++) {
-		if (!rtrs_srv_con_stuck(to_srv_con(path->s.con[cid])))
+		struct rtrs_srv_con *con = to_srv_con(path->s.con[cid]);
+
+		if (!rtrs_srv_flush_answers(con))
+			return;
+		if (!rtrs_srv_con_stuck(con))
 			continue;
 		pr_warn_ratelimited("%s: connection %u stopped moving, closing the path\n",
 				    path->s.sessname, cid);
@@ -490,12 +598,24 @@ bool rtrs_srv_resp_rdma(struct rtrs_srv_op *id, int status)
 		return true;
 	}
 
+	/*
+	 * Once queued, @id may be answered or dropped by others at once and
+	 * its reference with it: keep the path (and @con) for the rest.
+	 */
+	percpu_ref_get(&path->ops_ref);
 	id->status = status;
 	spin_lock_irqsave(&con->rsp_wait_lock, flags);
 	list_add_tail(&id->wait_entry, &con->rsp_wait_list);
 	spin_unlock_irqrestore(&con->rsp_wait_lock, flags);
 	/* Room may have come back before we queued: look again. */
 	rtrs_srv_kick_waiting(con);
+	/*
+	 * A path that closed meanwhile may have dropped its waiting answers
+	 * before this one came, and gives no room back any more.
+	 */
+	if (rtrs_srv_path_state(path) != RTRS_SRV_CONNECTED)
+		rtrs_srv_drop_waiting(con);
+	percpu_ref_put(&path->ops_ref);
 	return false;
 }
 EXPORT_SYMBOL_GPL(rtrs_srv_resp_rdma);
@@ -665,11 +785,13 @@ void rtrs_srv_init_con_cqes(struct rtrs_srv_con *con)
 {
 	con->recv_cqe.done = rtrs_srv_recv_done;
 	con->rsp_cqe.done = rtrs_srv_rsp_done;
+	con->flush_cqe.done = rtrs_srv_flush_done;
 	con->write_cqe.done = rtrs_srv_write_done;
 	con->reg_cqe.done = rtrs_srv_reg_done;
 	con->inval_cqe.done = rtrs_srv_inval_done;
 	spin_lock_init(&con->rsp_wait_lock);
 	INIT_LIST_HEAD(&con->rsp_wait_list);
+	spin_lock_init(&con->rsp_post_lock);
 }
 
 /**

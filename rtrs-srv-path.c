@@ -241,8 +241,11 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	u32 max_send_wr, max_recv_wr;
 	int err;
 
-	/* + 3: a heartbeat, its ack and the drain, outside sq_wr_avail. */
-	max_send_wr = depth * (1 + RTRS_SRV_RSP_WRS) + 3;
+	/*
+	 * + 4: a heartbeat, its ack, the watchdog's flush of the answers and
+	 * the drain, outside sq_wr_avail.
+	 */
+	max_send_wr = depth * (1 + RTRS_SRV_RSP_WRS) + 4;
 	max_recv_wr = depth + 2 + 1;
 	if (!con->c.cid) {
 		max_send_wr += depth + 1;
@@ -263,6 +266,14 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	if (err)
 		return err;
 	atomic_set(&con->c.sq_wr_avail, depth * RTRS_SRV_RSP_WRS);
+	/*
+	 * Unsignaled answers keep their room until a signaled one completes;
+	 * with no more than depth / 4 of them between two signaled ones, a
+	 * full send queue always holds a signaled answer, and at most a
+	 * quarter of the room waits for one.
+	 */
+	con->rsp_unsig = 0;
+	con->rsp_batch = clamp_t(u32, depth / 4, 1, RTRS_SRV_RSP_BATCH);
 	atomic_set(&con->c.wr_cnt, 0);
 	con->c.signal_interval = 1;
 	return 0;

@@ -152,7 +152,10 @@ struct rtrs_srv_sess {
  * @c: what the core knows of the connection
  * @recv_cqe: completion of the empty receives that IO requests and
  *	heartbeats consume
- * @rsp_cqe: completion of the last (signaled) work request of an answer
+ * @rsp_cqe: completion of the last work request of an answer, signaled
+ *	for one answer in @rsp_batch
+ * @flush_cqe: completion of the zero-length RDMA WRITE that stands for
+ *	the unsignaled answers of a connection gone quiet
  * @write_cqe: completion of the RDMA WRITE of READ data (unsignaled)
  * @reg_cqe: completion of a REG_MR (unsignaled)
  * @inval_cqe: completion of a SEND WITH INVALIDATE (unsignaled)
@@ -160,7 +163,15 @@ struct rtrs_srv_sess {
  *	since answers may come from any context
  * @rsp_wait_list: &struct rtrs_srv_op whose answers wait for send queue
  *	room (&rtrs_con.sq_wr_avail)
- * @rsp_inflight: answers posted and not completed
+ * @rsp_post_lock: keeps answers posted in the order @rsp_unsig counts
+ *	them; taken with interrupts off
+ * @rsp_unsig: answers posted since the last signaled one or flush
+ * @rsp_batch: answers per signaled answer; its completion gives back the
+ *	send queue room of all of them
+ * @rsp_posts: answers posted, counted under @rsp_post_lock
+ * @wd_posts: @rsp_posts when the watchdog last looked
+ * @flush_n: the answers the flush in flight stands for, 0 when none is
+ * @rsp_inflight: signaled answers posted and not completed
  * @rsp_stamp: jiffies of the last answer completed, or of the post that
  *	made @rsp_inflight leave 0; for the path's watchdog
  */
@@ -168,11 +179,18 @@ struct rtrs_srv_con {
 	struct rtrs_con		c;
 	struct ib_cqe		recv_cqe;
 	struct ib_cqe		rsp_cqe;
+	struct ib_cqe		flush_cqe;
 	struct ib_cqe		write_cqe;
 	struct ib_cqe		reg_cqe;
 	struct ib_cqe		inval_cqe;
 	spinlock_t		rsp_wait_lock;	/* rsp_wait_list */
 	struct list_head	rsp_wait_list;
+	spinlock_t		rsp_post_lock;	/* rsp_unsig, answer posts */
+	u32			rsp_unsig;
+	u32			rsp_batch;
+	u32			rsp_posts;
+	u32			wd_posts;
+	u32			flush_n;
 	atomic_t		rsp_inflight;
 	unsigned long		rsp_stamp;
 };
@@ -307,6 +325,8 @@ static inline struct rtrs_srv_path *con_to_path(struct rtrs_srv_con *con)
  * local operations may run twice), invalidate, answer.
  */
 #define RTRS_SRV_RSP_WRS	5
+/* Most answers one signaled answer stands for. */
+#define RTRS_SRV_RSP_BATCH	16
 
 /**
  * struct rtrs_srv_io_hdr - the header of an IO request, checked

@@ -5,14 +5,18 @@
 
 RNBD_CTL=/sys/class/rnbd-client/ctl
 
-# rnbd_load BUILD_DIR: our rtrs modules and the rnbd built on them
-# (tests/harness/rnbd.sh), by path: the mainline modules of the same names
-# in /lib/modules must not be the ones that load.
+# rnbd_load BUILD_DIR [SERVER_PARAM...]: our rtrs modules and the rnbd
+# built on them (tests/harness/rnbd.sh), by path: the mainline modules of
+# the same names in /lib/modules must not be the ones that load.
+# SERVER_PARAMs go to rtrs-server.
 rnbd_load() {
-	local m
+	local dir=$1 m args
+	shift
 	modprobe -a ib_core rdma_cm || return 1
 	for m in rtrs-core rtrs-server rtrs-client rnbd/rnbd-server rnbd/rnbd-client; do
-		insmod "$1/$m.ko" || { echo "insmod $m.ko failed"; return 1; }
+		args=()
+		[ "$m" = rtrs-server ] && args=("$@")
+		insmod "$dir/$m.ko" "${args[@]}" || { echo "insmod $m.ko failed"; return 1; }
 	done
 }
 

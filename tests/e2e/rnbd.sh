@@ -3,7 +3,9 @@
 # Scenario (test kernel, one guest): rnbd from Linux 6.1, unmodified, on
 # our rtrs modules over two rxe devices on a veth pair.  Maps a remote
 # null_blk and a brd device over one path and over two, checks the data
-# with fio, passes discard and flush through, and maps and unmaps in a row.
+# with fio, passes discard and flush through, maps and unmaps in a row,
+# and drives a server of queue depth 16 with more requests than it has
+# chunks.
 
 . "$RTRS_TOP/tests/e2e/topology.sh"
 . "$RTRS_TOP/tests/e2e/rnbd-lib.sh"
@@ -124,6 +126,17 @@ large_io() {
 	check "$1: fio 128k random read, crc32c verify" verify_read "$1-128k" "$2" 128k 4m
 }
 
+# deep_io TAG DEV SDEV: four jobs at iodepth 32 of 4 KiB random reads and
+# writes, each on its own 2 MiB with crc32c, against a session of queue
+# depth 16: every chunk stays busy, and the server's answers fill its
+# send queue, where only a signaled one in four gives their room back.
+deep_io() {
+	check "$1: fio 4k randrw, 4 jobs at iodepth 32, crc32c verify" \
+		fio_run "$1-deep" --filename="/dev/$2" --rw=randrw --bs=4k \
+		--size=2m --offset_increment=2m --numjobs=4 --iodepth=32 \
+		--verify=crc32c --group_reporting
+}
+
 # large_mixed_io TAG DEV SDEV: large_io, and the mixed job.
 large_mixed_io() {
 	large_io "$@"
@@ -174,6 +187,14 @@ with_device null2 nullb0 large_mixed_io "$PATH1" "$PATH2"
 with_device brd2 ram0 large_mixed_io "$PATH1" "$PATH2"
 
 check "nothing left mapped" not ls /sys/block/rnbd0
+check "unload rnbd and rtrs" rnbd_unload
+
+# A shallow server: more requests than chunks wait for permits on the
+# client, and answers for room on the server.
+check "load rtrs and rnbd, server queue depth 16" \
+	rnbd_load "$b" sess_queue_depth=16
+with_device deep1 nullb0 deep_io "$PATH1"
+with_device deep2 nullb0 deep_io "$PATH1" "$PATH2"
 check "no error from rtrs or rnbd in the kernel log" \
 	not eval "dmesg -l err,crit,alert,emerg | grep -i -E 'rtrs|rnbd'"
-check "unload rnbd and rtrs" rnbd_unload
+check "unload rnbd and rtrs, shallow server" rnbd_unload
