@@ -93,6 +93,53 @@ perf_ctl() {
 	echo "$1" >&"$PERF_CTL" && read -r -t 60 a <&"$PERF_ACK" && [ "$a" = ack ]
 }
 
+# The events the profile pass counts over a point, by tracefs histograms
+# (no trace buffer): "NAME EVENT KEYS".  cq_poll's histogram also sums
+# the completions each poll returned.
+COUNTED=(
+	"cq_polls rdma_core/cq_poll common_cpu:vals=hitcount,rc"
+	"work_items workqueue/workqueue_execute_start common_cpu"
+	"switches sched/sched_switch common_cpu"
+	"wakeups sched/sched_wakeup common_cpu"
+	"softirqs irq/softirq_entry common_cpu"
+)
+TRACEFS=/sys/kernel/tracing
+
+# count_set PREFIX: attach ("") or detach ("!") the histograms.
+count_set() {
+	local c e k rc=0
+	for c in "${COUNTED[@]}"; do
+		read -r _ e k <<<"$c"
+		echo "$1hist:keys=$k" >"$TRACEFS/events/$e/trigger" || rc=1
+	done
+	return "$rc"
+}
+
+count_begin() {
+	[ -e $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS || return 1
+	# Those a failed point left behind.
+	count_set "!" 2>/dev/null
+	count_set ""
+}
+
+# count_end STACK NAME: each count of the point, "NAME N" a line, then
+# the histograms go.
+count_end() {
+	local c n e out=$RESULTS/profile/$1-$2.count rc=0
+	: >"$out"
+	for c in "${COUNTED[@]}"; do
+		read -r n e _ <<<"$c"
+		awk -v n="$n" '/^\{/ { for (i = 1; i < NF; i++) if ($i == "rc:") rc += $(i + 1) }
+			/^ *Hits:/ { hits = $2; seen = 1 }
+			END { if (!seen) exit 1
+			      print n, hits
+			      if (n == "cq_polls") print "completions", rc + 0 }' \
+			"$TRACEFS/events/$e/hist" >>"$out" || rc=1
+	done
+	count_set "!" || rc=1
+	return "$rc"
+}
+
 # prof_begin: in the profile pass, perf record starts with its events off
 # (its set-up under TCG takes seconds), then is enabled right before the
 # point.
@@ -107,6 +154,7 @@ prof_begin() {
 	# Read-write opens do not wait for perf to open its ends.
 	exec {PERF_CTL}<>"$t/perf-ctl" {PERF_ACK}<>"$t/perf-ack"
 	perf_ctl enable || { cat "$t/perf.log"; return 1; }
+	count_begin || { echo "tracefs histograms unavailable"; return 1; }
 }
 
 # prof_end STACK NAME: stop the sampling and keep perf's samples by
@@ -114,6 +162,7 @@ prof_begin() {
 prof_end() {
 	local t=$RTRS_TMP rc=0
 	[ -n "$PROFILING" ] || return 0
+	count_end "$1" "$2" || rc=1
 	perf_ctl disable || rc=1
 	# A background job ignores SIGINT; perf writes its file on SIGTERM
 	# too, then dies of it.

@@ -180,6 +180,54 @@ def print_profiles(prof, detail, out):
     return doc
 
 
+# The counts of the profile pass (tests/e2e/bench.sh, COUNTED), in the
+# order of the table.
+COUNTS = [("cq_polls", "CQ polls"), ("completions", "completions"),
+          ("work_items", "work items"), ("switches", "switches"),
+          ("wakeups", "wakeups"), ("softirqs", "softirqs")]
+
+
+def read_counts(folder, points_path):
+    """{(stack, point): {count: per IO}} from the .count files of the
+    profile pass and the IOs each profiled point made."""
+    ops = {(s, p): figs["ops"][0]
+           for (s, _, p), figs in read_points(points_path).items()
+           if figs.get("ops") and figs["ops"][0] > 0}
+    out = {}
+    for name in sorted(os.listdir(folder)):
+        stack, _, point = name[:-len(".count")].partition("-")
+        if not name.endswith(".count") or (stack, point) not in ops:
+            continue
+        counts = {}
+        for line in open(os.path.join(folder, name)):
+            f = line.split()
+            if len(f) == 2 and f[1].isdigit():
+                counts[f[0]] = int(f[1]) / ops[(stack, point)]
+        out[(stack, point)] = counts
+    return out
+
+
+def print_counts(counts, out):
+    """Events per IO of each profiled point."""
+    doc = {}
+    print("\nWork per IO (profile pass: tracefs counts on both vCPUs while the "
+          "point ran, all tasks, divided by the point's IOs)", file=out)
+    print("  " + f"{'point':<20}{'stack':<10}" +
+          "".join(f"{h:>12}" for _, h in COUNTS), file=out)
+    last = None
+    for (stack, point), c in sorted(
+            counts.items(), key=lambda kv: (kv[0][1], STACKS.index(kv[0][0]))):
+        doc.setdefault(point, {})[stack] = {k: round(v, 3) for k, v in c.items()}
+        name = point if point != last else ""
+        last = point
+        print("  " + f"{name:<20}{stack:<10}" +
+              "".join(f"{fmt(c.get(k)):>12}" for k, _ in COUNTS), file=out)
+    print("  completions: what the CQ polls returned, client and server; work "
+          "items: workqueue items run, the server's CQ polling among them",
+          file=out)
+    return doc
+
+
 def ratio(a, b):
     return round(a / b, 3) if a and b else None
 
@@ -197,6 +245,7 @@ def main():
     ap.add_argument("--quick", default="0")
     ap.add_argument("--profile", help="folder of the profile pass")
     ap.add_argument("--profile-detail", help="where the busiest symbols go")
+    ap.add_argument("--profile-points", help="the points of the profile pass")
     ap.add_argument("--modules", action="append", metavar="STACK=DIR",
                     help="modules whose symbols the profile tells apart")
     a = ap.parse_args()
@@ -280,6 +329,12 @@ def main():
     if prof:
         with open(a.profile_detail or os.devnull, "w") as detail:
             profile_doc = print_profiles(prof, detail, out)
+    counts_doc = {}
+    if a.profile_points and os.path.isfile(a.profile_points) and \
+            os.path.isdir(a.profile):
+        counts = read_counts(a.profile, a.profile_points)
+        if counts:
+            counts_doc = print_counts(counts, out)
 
     print("\nops/s, MiB/s: per second of the run; p50/p99: completion latency "
           "(fio clat, rtrs-bench per IO, perftest t_typical/99%).", file=out)
@@ -299,6 +354,7 @@ def main():
         "runs": {},
         "ratios": ratios,
         "profile": profile_doc,
+        "work_per_io": counts_doc,
     }
     for (s, l, p), m in med.items():
         doc["medians"].setdefault(l, {}).setdefault(p, {})[s] = m

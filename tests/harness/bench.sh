@@ -20,7 +20,9 @@
 # its figures are no benchmark.  BENCH_PROFILE adds a pass that runs the
 # named points (1: the 4 KiB points at queue depth 1 and 32) of each stack
 # under perf; the report then says where the CPU went (the busiest
-# symbols: results/bench/profile.txt).  Logs go to results/bench/.
+# symbols: results/bench/profile.txt) and what each IO cost in CQ polls,
+# completions, work items, context switches, wakeups and softirqs.  Logs
+# go to results/bench/.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -105,6 +107,7 @@ G=$LOGS/guest
 python3 "$H/bench-report.py" --points "$G/points" --setup "$G/setup" \
 	--json "$LOGS/bench.json" --kernel "$sver" --quick "${BENCH_QUICK:-0}" \
 	--profile "$G/profile" --profile-detail "$LOGS/profile.txt" \
+	--profile-points "$G/points-profiled" \
 	--modules "ours=$B/ours" --modules "ours=$B/ours-bench" \
 	--modules "mainline=$B/mainline" --modules "mainline=$B/mainline-bench" \
 	--modules "any=$sdir/root/lib/modules/$sver/kernel/drivers/infiniband" \
