@@ -417,6 +417,18 @@ void rtrs_srv_drop_waiting(struct rtrs_srv_con *con)
 	}
 }
 
+/*
+ * A signaled answer or a flush completed, and with it the @n answers it
+ * stands for: their send queue room is free for the answers waiting.
+ */
+static void rtrs_srv_answers_done(struct rtrs_srv_con *con, u32 n)
+{
+	WRITE_ONCE(con->rsp_stamp, jiffies);
+	atomic_dec(&con->rsp_inflight);
+	atomic_add(n * RTRS_SRV_RSP_WRS, &con->c.sq_wr_avail);
+	rtrs_srv_kick_waiting(con);
+}
+
 static void rtrs_srv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rtrs_srv_con *con = container_of(wc->wr_cqe,
@@ -429,11 +441,8 @@ static void rtrs_srv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 	 */
 	if (!rtrs_srv_wc_ok(path, wc, "answer"))
 		return;
-	WRITE_ONCE(con->rsp_stamp, jiffies);
-	atomic_dec(&con->rsp_inflight);
-	atomic_add(con->rsp_batch * RTRS_SRV_RSP_WRS, &con->c.sq_wr_avail);
 	rtrs_hb_received(&path->s);
-	rtrs_srv_kick_waiting(con);
+	rtrs_srv_answers_done(con, con->rsp_batch);
 }
 
 static void rtrs_srv_flush_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -450,10 +459,7 @@ static void rtrs_srv_flush_done(struct ib_cq *cq, struct ib_wc *wc)
 	n = con->flush_n;
 	con->flush_n = 0;
 	spin_unlock_irqrestore(&con->rsp_post_lock, flags);
-	WRITE_ONCE(con->rsp_stamp, jiffies);
-	atomic_dec(&con->rsp_inflight);
-	atomic_add(n * RTRS_SRV_RSP_WRS, &con->c.sq_wr_avail);
-	rtrs_srv_kick_waiting(con);
+	rtrs_srv_answers_done(con, n);
 }
 
 /*

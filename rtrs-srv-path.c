@@ -272,7 +272,6 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	 * full send queue always holds a signaled answer, and at most a
 	 * quarter of the room waits for one.
 	 */
-	con->rsp_unsig = 0;
 	con->rsp_batch = clamp_t(u32, depth / 4, 1, RTRS_SRV_RSP_BATCH);
 	atomic_set(&con->c.wr_cnt, 0);
 	con->c.signal_interval = 1;
