@@ -22,6 +22,7 @@
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/sched.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -52,6 +53,10 @@ MODULE_PARM_DESC(threads, "IO threads, 1 to 16 (default: 4)");
 static uint io_size = SZ_16K;
 module_param(io_size, uint, 0444);
 MODULE_PARM_DESC(io_size, "bytes per IO, 1 to 128 KiB (default: 16384)");
+
+static int nice;
+module_param(nice, int, 0444);
+MODULE_PARM_DESC(nice, "nice value of the IO threads, -20 to 19 (default: 0)");
 
 static int max_reconnect_attempts = -1;
 module_param(max_reconnect_attempts, int, 0444);
@@ -170,6 +175,7 @@ static int test_thread(void *arg)
 	u32 gen = 0;
 	u64 b = 0;
 
+	set_user_nice(current, clamp(nice, MIN_NICE, MAX_NICE));
 	wbuf = kmalloc(io_size, GFP_KERNEL);
 	rbuf = kmalloc(io_size, GFP_KERNEL);
 	while (!kthread_should_stop()) {
