@@ -295,14 +295,6 @@ path_failure() {
 	check "$tag: path failure, no IO error in the kernel log" no_io_error "$dev" "$since"
 }
 
-# sess_gone SESS: the transport session's directory and every CM id of
-# rtrs_client are gone (ours removes the directory first, mainline at the
-# end of rtrs_clt_close()).
-sess_gone() {
-	[ ! -e "/sys/class/rtrs-client/$1" ] &&
-		! rdma res show cm_id | grep -q rtrs_client
-}
-
 # phase TAG SESS: map, verified IO, path failure, unmap.
 phase() {
 	local tag=$1 sess=$2 dev

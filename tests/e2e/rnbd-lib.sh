@@ -20,9 +20,24 @@ rnbd_load() {
 	done
 }
 
-# rnbd_unload: in reverse order.
+# sess_gone [SESS]: the client's transport session SESS (any, when not
+# given) is gone from sysfs and so is every RDMA CM id of rtrs_client
+# (ours removes the directory first, mainline at the end of
+# rtrs_clt_close()).
+sess_gone() {
+	[ -z "$(ls "/sys/class/rtrs-client/${1:-}" 2>/dev/null)" ] &&
+		! rdma res show cm_id 2>/dev/null | grep -q rtrs_client
+}
+
+# rnbd_unload: in reverse order.  rnbd-client drops a session's last
+# reference from a work item (the close confirmation of its last device),
+# and its module exit does not wait for that work: it warns when a session
+# is still on its list.  So wait, bounded, until our client has closed
+# every session, then give rnbd-client a moment to unlist it.
 rnbd_unload() {
 	local m
+	wait_for 60 sess_gone || { echo "a client session does not go"; return 1; }
+	sleep 2
 	for m in rnbd-client rnbd-server rtrs-client rtrs-server rtrs-core; do
 		rmmod "$m" || { echo "rmmod $m failed"; return 1; }
 	done
