@@ -3,7 +3,7 @@
 # rtrs: RDMA transport, out-of-tree build.
 #
 #   make [KDIR=<kernel build dir>] [W=1]   build the modules
-#   make check [RTRS_CYCLES=N] [MPATH_CYCLES=N] [RNBD_CYCLES=N]
+#   make check [RTRS_CYCLES=N] [MPATH_CYCLES=N] [RNBD_CYCLES=N] [CHECK_ONLY="NAME..."]
 #                                          build everything, run all tests
 #                                          (session open/close cycles, default
 #                                          1000; remove/add path cycles and

@@ -18,14 +18,17 @@ fail() {
 }
 
 # check NAME CMD...: pass when CMD succeeds; else fail with its last line.
+# A check that took 10 s or more says how long in the script's log (not in
+# the checks file), so the slow parts of a scenario are easy to find.
 check() {
-	local name=$1 out
+	local name=$1 out t0=$SECONDS
 	shift
 	if out=$("$@" 2>&1); then
 		pass "$name"
 	else
 		fail "$name" "$(tail -n 1 <<<"$out")"
 	fi
+	[ $((SECONDS - t0)) -lt 10 ] || echo "  took $((SECONDS - t0)) s"
 }
 
 # not CMD...: succeed when CMD fails.
