@@ -271,17 +271,11 @@ void rtrs_clt_probe_done(struct ib_cq *cq, struct ib_wc *wc)
 	WRITE_ONCE(con->probe_sent, 0);
 }
 
-/* A zero-length RDMA WRITE needs no remote address or key. */
+/* Ask for a completion behind everything @con posted so far. */
 static void rtrs_clt_con_probe(struct rtrs_clt_con *con)
 {
-	struct ib_rdma_wr wr = {
-		.wr.opcode	= IB_WR_RDMA_WRITE,
-		.wr.wr_cqe	= &con->probe_cqe,
-		.wr.send_flags	= IB_SEND_SIGNALED,
-	};
-
 	WRITE_ONCE(con->probe_sent, jiffies ?: 1);
-	if (ib_post_send(con->c.qp, &wr.wr, NULL))
+	if (rtrs_post_probe_write(&con->c, &con->probe_cqe))
 		rtrs_clt_path_error(to_clt_path(con->c.path));
 }
 

@@ -676,6 +676,34 @@ int rtrs_post_recv_empty(struct rtrs_con *con, struct ib_cqe *cqe)
 EXPORT_SYMBOL_GPL(rtrs_post_recv_empty);
 
 /**
+ * rtrs_post_probe_write() - signaled RDMA WRITE of no data
+ * @con: connection to write on.
+ * @cqe: completion entry of the write.
+ *
+ * A write of zero bytes needs no remote address or key, and the peer's
+ * user never sees it; its completion says that the send queue moved past
+ * everything posted before it.  The client probes a connection whose
+ * requests wait too long with it, the server asks it for the completion
+ * of answers it posted unsignaled.  Not counted in @con->wr_cnt.
+ *
+ * Context: any context.
+ * Return: 0, or the error of ib_post_send().
+ */
+int rtrs_post_probe_write(struct rtrs_con *con, struct ib_cqe *cqe)
+{
+	struct ib_rdma_wr wr = {
+		.wr = {
+			.wr_cqe		= cqe,
+			.opcode		= IB_WR_RDMA_WRITE,
+			.send_flags	= IB_SEND_SIGNALED,
+		},
+	};
+
+	return ib_post_send(con->qp, &wr.wr, NULL);
+}
+EXPORT_SYMBOL_GPL(rtrs_post_probe_write);
+
+/**
  * rtrs_iu_post_send() - send the start of an IU's buffer
  * @con: connection to send on.
  * @iu: the IU; @iu->cqe completes.

@@ -464,8 +464,7 @@ static void rtrs_srv_flush_done(struct ib_cq *cq, struct ib_wc *wc)
 
 /*
  * @con posted unsignaled answers and none since the watchdog last looked:
- * ask for their completion with a signaled zero-length RDMA WRITE, which
- * needs no remote address or key and which the peer's user never sees.
+ * ask for their completion with a probe write (rtrs_post_probe_write()).
  * It gives their send queue room back, and the watchdog watches it like
  * a signaled answer: a queue pair that stopped moving on an unsignaled
  * answer, the client waiting for it, is found too.
@@ -474,11 +473,6 @@ static void rtrs_srv_flush_done(struct ib_cq *cq, struct ib_wc *wc)
  */
 static bool rtrs_srv_flush_answers(struct rtrs_srv_con *con)
 {
-	struct ib_rdma_wr wr = {
-		.wr.opcode	= IB_WR_RDMA_WRITE,
-		.wr.wr_cqe	= &con->flush_cqe,
-		.wr.send_flags	= IB_SEND_SIGNALED,
-	};
 	struct rtrs_srv_path *path = con_to_path(con);
 	unsigned long flags;
 	int err = 0;
@@ -490,7 +484,7 @@ static bool rtrs_srv_flush_answers(struct rtrs_srv_con *con)
 		con->rsp_unsig = 0;
 		if (atomic_inc_return(&con->rsp_inflight) == 1)
 			WRITE_ONCE(con->rsp_stamp, jiffies);
-		err = ib_post_send(con->c.qp, &wr.wr, NULL);
+		err = rtrs_post_probe_write(&con->c, &con->flush_cqe);
 		if (err) {
 			atomic_dec(&con->rsp_inflight);
 			con->rsp_unsig = con->flush_n;
