@@ -128,8 +128,12 @@ large_io() {
 
 # deep_io TAG DEV SDEV: four jobs at iodepth 32 of 4 KiB random reads and
 # writes, each on its own 2 MiB with crc32c, against a session of queue
-# depth 16: every chunk stays busy, and the server's answers fill its
-# send queue, where only a signaled one in four gives their room back.
+# depth 16: every chunk stays busy, requests wait for permits on the
+# client, and the server signals one answer in four.  A batch that did
+# not fit the send queue (made 32 on purpose once) stalls this job until
+# fio's timeout; at the default depth nothing else notices it.  Answers
+# rarely wait for send queue room even here: the wait list itself is
+# not what this proves.
 deep_io() {
 	check "$1: fio 4k randrw, 4 jobs at iodepth 32, crc32c verify" \
 		fio_run "$1-deep" --filename="/dev/$2" --rw=randrw --bs=4k \
