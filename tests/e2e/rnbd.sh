@@ -194,7 +194,7 @@ check "nothing left mapped" not ls /sys/block/rnbd0
 check "unload rnbd and rtrs" rnbd_unload
 
 # A shallow server: more requests than chunks wait for permits on the
-# client, and answers for room on the server.
+# client, and the server's answer batch is at its smallest (see deep_io).
 check "load rtrs and rnbd, server queue depth 16" \
 	rnbd_load "$b" sess_queue_depth=16
 with_device deep1 nullb0 deep_io "$PATH1"

@@ -195,8 +195,10 @@ def read_counts(folder, points_path):
            if figs.get("ops") and figs["ops"][0] > 0}
     out = {}
     for name in sorted(os.listdir(folder)):
+        if not name.endswith(".count"):
+            continue
         stack, _, point = name[:-len(".count")].partition("-")
-        if not name.endswith(".count") or (stack, point) not in ops:
+        if (stack, point) not in ops:
             continue
         counts = {}
         for line in open(os.path.join(folder, name)):
