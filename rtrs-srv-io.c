@@ -348,10 +348,18 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 	int err;
 
 	trace_rtrs_srv_answer(path, op->msg_id, status);
-	if (op->dir == READ && !status && op->sg_cnt)
-		rtrs_srv_add_data_wr(con, op, &w, &tail);
+	/*
+	 * The chunk is re-keyed before the READ data goes out, which reads
+	 * it through the local DMA key, not the MR: where the re-keying
+	 * starts with a LOCAL_INV (rxe), the device holds that LOCAL_INV
+	 * until everything before it on the send queue has completed, and
+	 * behind the data it would wait for the peer's ACK of this very
+	 * answer's data.  The peer sees the same messages in the same order.
+	 */
 	if (path->always_invalidate)
 		rtrs_srv_add_reg_wr(con, op, &w, &tail);
+	if (op->dir == READ && !status && op->sg_cnt)
+		rtrs_srv_add_data_wr(con, op, &w, &tail);
 	if (op->need_inval)
 		rtrs_srv_add_inval_wr(con, op, &w, &tail);
 	rtrs_srv_add_rsp_wr(con, op, status, &w, &tail);
