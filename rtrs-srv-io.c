@@ -177,9 +177,16 @@ static void rtrs_srv_inval_done(struct ib_cq *cq, struct ib_wc *wc)
 	rtrs_srv_wc_ok(con_to_path(con), wc, "SEND WITH INVALIDATE");
 }
 
-/* Room for one answer in the send queue. */
+/*
+ * Room for one answer in the send queue.  The fault point says "no room"
+ * only while a signaled answer or flush is in flight, whose completion
+ * gives room back and posts the answers that wait, as when the queue is
+ * full for real.
+ */
 static bool rtrs_srv_sq_get(struct rtrs_srv_con *con)
 {
+	if (atomic_read(&con->rsp_inflight) && rtrs_srv_room_fault())
+		return false;
 	if (atomic_sub_return(RTRS_SRV_RSP_WRS, &con->c.sq_wr_avail) >= 0)
 		return true;
 	atomic_add(RTRS_SRV_RSP_WRS, &con->c.sq_wr_avail);

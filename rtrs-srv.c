@@ -10,6 +10,8 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
+#include <linux/fault-inject.h>
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/slab.h>
@@ -343,6 +345,43 @@ static int rtrs_srv_check_params(void)
 	return 0;
 }
 
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/*
+ * A send queue that runs out of room for answers is rare: its size fits
+ * the session's queue depth.  The fault attribute fail_rtrs_srv_room
+ * (debugfs) makes it happen on purpose, so that the answers waiting for
+ * room, and their posting when room comes back, can be tested.
+ */
+static DECLARE_FAULT_ATTR(rtrs_srv_room_attr);
+static struct dentry *rtrs_srv_room_dir;
+
+/**
+ * rtrs_srv_room_fault() - should the send queue look full to an answer?
+ *
+ * Context: any context.
+ * Return: true when the answer must behave as if it found no room.
+ */
+bool rtrs_srv_room_fault(void)
+{
+	return should_fail(&rtrs_srv_room_attr, 1);
+}
+
+static void rtrs_srv_fault_init(void)
+{
+	rtrs_srv_room_dir = fault_create_debugfs_attr("fail_rtrs_srv_room",
+						      NULL,
+						      &rtrs_srv_room_attr);
+}
+
+static void rtrs_srv_fault_exit(void)
+{
+	debugfs_remove_recursive(rtrs_srv_room_dir);
+}
+#else
+static void rtrs_srv_fault_init(void) {}
+static void rtrs_srv_fault_exit(void) {}
+#endif
+
 static int __init rtrs_server_init(void)
 {
 	int err;
@@ -363,6 +402,7 @@ static int __init rtrs_server_init(void)
 	err = ib_register_client(&rtrs_srv_ib_client);
 	if (err)
 		goto sysfs_exit;
+	rtrs_srv_fault_init();
 	return 0;
 
 sysfs_exit:
@@ -376,6 +416,7 @@ destroy_pool:
 
 static void __exit rtrs_server_exit(void)
 {
+	rtrs_srv_fault_exit();
 	ib_unregister_client(&rtrs_srv_ib_client);
 	rtrs_srv_sysfs_exit();
 	destroy_workqueue(rtrs_srv_wq);

@@ -354,6 +354,14 @@ extern unsigned int rtrs_srv_connect_timeout_sec;
 u32 rtrs_srv_queue_depth(void);
 u32 rtrs_srv_chunk_size(void);
 u32 rtrs_srv_max_io_size(u32 chunk_size);
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+bool rtrs_srv_room_fault(void);
+#else
+static inline bool rtrs_srv_room_fault(void)
+{
+	return false;
+}
+#endif
 
 /* rtrs-srv-path.c */
 int rtrs_srv_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev);

@@ -132,13 +132,42 @@ large_io() {
 # client, and the server signals one answer in four.  A batch that did
 # not fit the send queue (made 32 on purpose once) stalls this job until
 # fio's timeout; at the default depth nothing else notices it.  Answers
-# rarely wait for send queue room even here: the wait list itself is
-# not what this proves.
+# rarely wait for send queue room even here: waiting_io makes them.
 deep_io() {
 	check "$1: fio 4k randrw, 4 jobs at iodepth 32, crc32c verify" \
 		fio_run "$1-deep" --filename="/dev/$2" --rw=randrw --bs=4k \
 		--size=2m --offset_increment=2m --numjobs=4 --iodepth=32 \
 		--verify=crc32c --group_reporting
+}
+
+# The server's fault point fail_rtrs_srv_room (debugfs): with it armed,
+# one answer in three that finds a signaled answer in flight acts as if
+# the send queue had no room and waits for that completion.  room_arm
+# arms it for up to ROOM_TIMES answers; room_waited disarms it and says
+# how many answers it made wait, which must not be none.
+ROOM=/sys/kernel/debug/fail_rtrs_srv_room
+ROOM_TIMES=1000000
+room_arm() {
+	echo 0 >"$ROOM/probability" && echo 0 >"$ROOM/verbose" &&
+		echo 1 >"$ROOM/interval" && echo "$ROOM_TIMES" >"$ROOM/times" &&
+		echo 33 >"$ROOM/probability"
+}
+room_waited() {
+	local left
+	left=$(<"$ROOM/times")
+	echo 0 >"$ROOM/probability"
+	echo "answers made to wait for room: $((ROOM_TIMES - left))"
+	[ "$left" -lt "$ROOM_TIMES" ]
+}
+
+# waiting_io TAG DEV SDEV: deep_io while answers wait for send queue
+# room on purpose (room_arm): each must go out once a completion gives
+# room back, behind those that waited before it.  An answer left waiting
+# stalls fio until its timeout.
+waiting_io() {
+	check "$1: answers made to wait for room (fail_rtrs_srv_room)" room_arm
+	deep_io "$@"
+	check "$1: answers did wait for room" room_waited
 }
 
 # large_mixed_io TAG DEV SDEV: large_io, and the mixed job.
@@ -199,6 +228,7 @@ check "load rtrs and rnbd, server queue depth 16" \
 	rnbd_load "$b" sess_queue_depth=16
 with_device deep1 nullb0 deep_io "$PATH1"
 with_device deep2 nullb0 deep_io "$PATH1" "$PATH2"
+with_device deep3 nullb0 waiting_io "$PATH1"
 check "no error from rtrs or rnbd in the kernel log" \
 	not eval "dmesg -l err,crit,alert,emerg | grep -i -E 'rtrs|rnbd'"
 check "unload rnbd and rtrs, shallow server" rnbd_unload
