@@ -156,7 +156,7 @@ room_waited() {
 	local left
 	left=$(<"$ROOM/times")
 	echo 0 >"$ROOM/probability"
-	echo "answers made to wait for room: $((ROOM_TIMES - left))"
+	figure "rnbd: answers made to wait for send queue room: $((ROOM_TIMES - left))"
 	[ "$left" -lt "$ROOM_TIMES" ]
 }
 
