@@ -141,8 +141,9 @@ deep_io() {
 }
 
 # The server's fault point fail_rtrs_srv_room (debugfs): with it armed,
-# one answer in three that finds a signaled answer in flight acts as if
-# the send queue had no room and waits for that completion.  room_arm
+# every answer that finds a signaled answer in flight acts as if the send
+# queue had no room, and waits for that completion: it alone posts what
+# waits, with all chunks busy no new request comes to do it.  room_arm
 # arms it for up to ROOM_TIMES answers; room_waited disarms it and says
 # how many answers it made wait, which must not be none.
 ROOM=/sys/kernel/debug/fail_rtrs_srv_room
@@ -150,7 +151,7 @@ ROOM_TIMES=1000000
 room_arm() {
 	echo 0 >"$ROOM/probability" && echo 0 >"$ROOM/verbose" &&
 		echo 1 >"$ROOM/interval" && echo "$ROOM_TIMES" >"$ROOM/times" &&
-		echo 33 >"$ROOM/probability"
+		echo 100 >"$ROOM/probability"
 }
 room_waited() {
 	local left
