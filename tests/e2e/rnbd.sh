@@ -142,10 +142,12 @@ deep_io() {
 
 # The server's fault point fail_rtrs_srv_room (debugfs): with it armed,
 # every answer that finds a signaled answer in flight acts as if the send
-# queue had no room, and waits for that completion: it alone posts what
-# waits, with all chunks busy no new request comes to do it.  room_arm
-# arms it for up to ROOM_TIMES answers; room_waited disarms it and says
-# how many answers it made wait, which must not be none.
+# queue had no room, and waits for that completion to post it.  (An
+# answer that comes once none is in flight posts those waiting too, but
+# with all chunks busy few come: a server that did not post them on
+# completion stalled this job until the guest's timeout.)  room_arm arms
+# it for up to ROOM_TIMES tries; room_waited disarms it and says how many
+# times it fired (an answer can meet it more than once), not none.
 ROOM=/sys/kernel/debug/fail_rtrs_srv_room
 ROOM_TIMES=1000000
 room_arm() {
@@ -157,7 +159,7 @@ room_waited() {
 	local left
 	left=$(<"$ROOM/times")
 	echo 0 >"$ROOM/probability"
-	figure "rnbd: answers made to wait for send queue room: $((ROOM_TIMES - left))"
+	figure "rnbd: fail_rtrs_srv_room made answers wait $((ROOM_TIMES - left)) times"
 	[ "$left" -lt "$ROOM_TIMES" ]
 }
 
