@@ -185,7 +185,8 @@ static void rtrs_srv_inval_done(struct ib_cq *cq, struct ib_wc *wc)
  */
 static bool rtrs_srv_sq_get(struct rtrs_srv_con *con)
 {
-	if (atomic_read(&con->rsp_inflight) && rtrs_srv_room_fault())
+	if (IS_ENABLED(CONFIG_FAULT_INJECTION_DEBUG_FS) &&
+	    atomic_read(&con->rsp_inflight) && rtrs_srv_room_fault())
 		return false;
 	if (atomic_sub_return(RTRS_SRV_RSP_WRS, &con->c.sq_wr_avail) >= 0)
 		return true;
