@@ -297,6 +297,19 @@ static bool rtrs_clt_con_stuck(struct rtrs_clt_con *con,
 	return false;
 }
 
+/*
+ * Has @req gone unanswered for the session's io_timeout_sec?  Its connection
+ * may still move (probes complete) while the server never answers it.
+ */
+static bool rtrs_clt_req_expired(struct rtrs_clt_path *path,
+				 struct rtrs_clt_io_req *req)
+{
+	u32 timeout = READ_ONCE(path->clt->io_timeout_sec);
+
+	return timeout && time_after(jiffies, READ_ONCE(req->sent_at) +
+				     (unsigned long)timeout * HZ);
+}
+
 /**
  * rtrs_clt_wd_work() - the watchdog of a connected path
  * @work: &rtrs_clt_path.wd_dwork.
@@ -307,7 +320,8 @@ static bool rtrs_clt_con_stuck(struct rtrs_clt_con *con,
  * the admin connection keep the path up.  Every heartbeat interval the
  * watchdog looks at the requests in flight and probes the connections of
  * old ones; a probe that does not complete fails the path, whose teardown
- * moves the requests to other paths.
+ * moves the requests to other paths.  So does a request that waited the
+ * session's io_timeout_sec for its answer on a connection that moves.
  *
  * Context: process context, on rtrs_clt_wq.
  */
@@ -323,7 +337,17 @@ void rtrs_clt_wd_work(struct work_struct *work)
 		return;
 	for (i = 0; i < path->queue_depth; i++) {
 		req = &path->reqs[i];
-		if (!READ_ONCE(req->in_use) || !rtrs_clt_con_stuck(req->con, req))
+		/* Pairs with the release in rtrs_clt_path_request(). */
+		if (!smp_load_acquire(&req->in_use))
+			continue;
+		if (rtrs_clt_req_expired(path, req)) {
+			pr_warn_ratelimited("%s: connection %u: a request waited %u s for its answer, closing the path\n",
+					    path->s.sessname, req->con->c.cid,
+					    READ_ONCE(path->clt->io_timeout_sec));
+			rtrs_clt_path_error(path);
+			return;
+		}
+		if (!rtrs_clt_con_stuck(req->con, req))
 			continue;
 		pr_warn_ratelimited("%s: connection %u stopped moving, closing the path\n",
 				    path->s.sessname, req->con->c.cid);
@@ -863,7 +887,8 @@ int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
 
 	atomic_inc(&path->stats.inflight);
 	WRITE_ONCE(req->sent_at, jiffies);
-	WRITE_ONCE(req->in_use, true);
+	/* The watchdog reads @sent_at of a request it sees in use. */
+	smp_store_release(&req->in_use, true);
 	trace_rtrs_clt_submit(req, permit->mem_id);
 	if (dir == READ)
 		err = rtrs_clt_read_req(req, count);

@@ -51,6 +51,16 @@
 #define RTRS_CLT_STALL_MS		5000
 #define RTRS_CLT_PROBE_MS		10000
 
+/*
+ * A request unanswered this long fails its path even though its connection
+ * moves: the server took it and went quiet (its own send queue wedged, say).
+ * The path's teardown sends it again over another path or after the
+ * reconnect.  Per session in sysfs (io_timeout_sec, 0: never); the default
+ * is the block layer's request timeout.
+ */
+#define RTRS_CLT_IO_TIMEOUT_SEC		30
+#define RTRS_CLT_IO_TIMEOUT_MAX_SEC	3600
+
 /* Upper bound of the random delay added to a reconnect, in milliseconds. */
 #define RTRS_CLT_RECONNECT_JITTER_MS	1000
 
@@ -336,6 +346,7 @@ struct rtrs_clt_path {
  * @reconnect_delay_sec: delay before a failed path reconnects
  * @max_reconnect_attempts: reconnects of a path before it is given up;
  *	-1 forever, 0 never
+ * @io_timeout_sec: a request unanswered this long fails its path; 0 never
  * @nr_poll_queues: poll connections per path
  * @queue_depth: number of permits; the same on every path
  * @max_io_size: smallest max_io_size of the paths
@@ -372,6 +383,7 @@ struct rtrs_clt_sess {
 	u16			port;
 	u8			reconnect_delay_sec;
 	s16			max_reconnect_attempts;
+	u32			io_timeout_sec;
 	u32			nr_poll_queues;
 	u32			queue_depth;
 	u32			max_io_size;

@@ -129,10 +129,37 @@ static ssize_t max_reconnect_attempts_store(struct device *dev,
 }
 static DEVICE_ATTR_RW(max_reconnect_attempts);
 
+static ssize_t io_timeout_sec_show(struct device *dev,
+				   struct device_attribute *attr, char *buf)
+{
+	struct rtrs_clt_sess *clt = to_clt_sess(dev);
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(clt->io_timeout_sec));
+}
+
+static ssize_t io_timeout_sec_store(struct device *dev,
+				    struct device_attribute *attr,
+				    const char *buf, size_t count)
+{
+	struct rtrs_clt_sess *clt = to_clt_sess(dev);
+	u32 val;
+	int err;
+
+	err = kstrtou32(buf, 0, &val);
+	if (err)
+		return err;
+	if (val > RTRS_CLT_IO_TIMEOUT_MAX_SEC)
+		return -ERANGE;
+	WRITE_ONCE(clt->io_timeout_sec, val);
+	return count;
+}
+static DEVICE_ATTR_RW(io_timeout_sec);
+
 static struct attribute *rtrs_clt_sess_attrs[] = {
 	&dev_attr_add_path.attr,
 	&dev_attr_mpath_policy.attr,
 	&dev_attr_max_reconnect_attempts.attr,
+	&dev_attr_io_timeout_sec.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(rtrs_clt_sess);

@@ -189,7 +189,9 @@ liar_case() {
 		liar_client && { echo "open succeeded"; rmmod rtrs-test-clt; rc=1; }
 	else
 		if liar_client; then
-			wait_for 30 path_connected && echo 1 >"$PARAMS/run" &&
+			wait_for 30 path_connected &&
+				echo 2 >"$CLT/io_timeout_sec" &&
+				echo 1 >"$PARAMS/run" &&
 				wait_for 30 path_not_connected || rc=1
 			echo 0 >"$PARAMS/run"
 			rmmod rtrs-test-clt || rc=1
@@ -282,8 +284,11 @@ for c in ${HOSTILE_RSP_CASES:-rsp-magic rsp-errno rsp-qd-0 rsp-qd-vary \
 done
 # Answers to IO that no request asked for, each with the reason the
 # client must give: "answer to no request" unless listed here.
-declare -A ANS_REASON=([io-type]="unknown immediate")
-for c in ${HOSTILE_ANS_CASES:-io-bad-id io-not-sent io-dup io-type}; do
+# io-silent answers nothing: the session's io_timeout_sec (set to 2 s
+# by liar_case, before the 25 s of missed heartbeats) takes the path down.
+declare -A ANS_REASON=([io-type]="unknown immediate"
+	[io-silent]="waited 2 s for its answer")
+for c in ${HOSTILE_ANS_CASES:-io-bad-id io-not-sent io-dup io-type io-silent}; do
 	check "server lie $c closes the path" liar_case "$c" io \
 		"${ANS_REASON[$c]:-answer to no request}"
 done

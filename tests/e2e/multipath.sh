@@ -261,6 +261,11 @@ check "max_reconnect_attempts garbage: EINVAL" write_errno "$CS/max_reconnect_at
 check "max_reconnect_attempts -2: ERANGE" write_errno "$CS/max_reconnect_attempts" "-2" "out of range"
 check "max_reconnect_attempts 40000: ERANGE" write_errno "$CS/max_reconnect_attempts" "40000" "out of range"
 check "max_reconnect_attempts unchanged" same_content "$CS/max_reconnect_attempts" -1
+check "io_timeout_sec is 30 by default" same_content "$CS/io_timeout_sec" 30
+check "io_timeout_sec garbage: EINVAL" write_errno "$CS/io_timeout_sec" "soon" "Invalid argument"
+check "io_timeout_sec -1: EINVAL" write_errno "$CS/io_timeout_sec" "-1" "Invalid argument"
+check "io_timeout_sec 3601: ERANGE" write_errno "$CS/io_timeout_sec" "3601" "out of range"
+check "io_timeout_sec unchanged" same_content "$CS/io_timeout_sec" 30
 check "disconnect 2: EINVAL" write_errno "$CS/paths/$P1/disconnect" "2" "Invalid argument"
 check "reset_all 0: EINVAL" write_errno "$CS/paths/$P1/stats/reset_all" "0" "Invalid argument"
 check "server disconnect garbage: EINVAL" write_errno "$SS/paths/$P1/disconnect" "yes please" "Invalid argument"

@@ -946,7 +946,10 @@ static int srv_recv(struct con *c, __u32 *imm_data)
 	return -1;
 }
 
-/* Answer the first IO request with the case's lie; 1 once done. */
+/*
+ * Answer the first IO request with the case's lie ("io-silent": none at
+ * all, while the connection keeps acknowledging); 1 once done.
+ */
 static int srv_io(void)
 {
 	unsigned int i, id;
@@ -957,6 +960,10 @@ static int srv_io(void)
 		    v >> IMM_PAYLOAD_BITS != IMM_IO_REQ)
 			continue;
 		id = (v & 0x0fffffff) >> 24;	/* 28 - log2(SRV_QD) */
+		if (is("io-silent")) {
+			say("request for chunk %u, never answering", id);
+			return 1;
+		}
 		if (is("io-bad-id"))
 			ans = imm(IMM_IO_RSP, SRV_QD + 3);
 		else if (is("io-not-sent"))
