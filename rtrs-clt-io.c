@@ -298,14 +298,11 @@ static bool rtrs_clt_con_stuck(struct rtrs_clt_con *con,
 }
 
 /*
- * Has @req gone unanswered for the session's io_timeout_sec?  Its connection
+ * Has @req gone unanswered for @timeout seconds (0: never)?  Its connection
  * may still move (probes complete) while the server never answers it.
  */
-static bool rtrs_clt_req_expired(struct rtrs_clt_path *path,
-				 struct rtrs_clt_io_req *req)
+static bool rtrs_clt_req_expired(struct rtrs_clt_io_req *req, u32 timeout)
 {
-	u32 timeout = READ_ONCE(path->clt->io_timeout_sec);
-
 	return timeout && time_after(jiffies, READ_ONCE(req->sent_at) +
 				     (unsigned long)timeout * HZ);
 }
@@ -330,6 +327,7 @@ void rtrs_clt_wd_work(struct work_struct *work)
 	struct rtrs_clt_path *path = container_of(to_delayed_work(work),
 						  struct rtrs_clt_path,
 						  wd_dwork);
+	u32 timeout = READ_ONCE(path->clt->io_timeout_sec);
 	struct rtrs_clt_io_req *req;
 	u32 i;
 
@@ -340,10 +338,10 @@ void rtrs_clt_wd_work(struct work_struct *work)
 		/* Pairs with the release in rtrs_clt_path_request(). */
 		if (!smp_load_acquire(&req->in_use))
 			continue;
-		if (rtrs_clt_req_expired(path, req)) {
+		if (rtrs_clt_req_expired(req, timeout)) {
 			pr_warn_ratelimited("%s: connection %u: a request waited %u s for its answer, closing the path\n",
 					    path->s.sessname, req->con->c.cid,
-					    READ_ONCE(path->clt->io_timeout_sec));
+					    timeout);
 			rtrs_clt_path_error(path);
 			return;
 		}

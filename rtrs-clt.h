@@ -54,9 +54,9 @@
 /*
  * A request unanswered this long fails its path even though its connection
  * moves: the server took it and went quiet (its own send queue wedged, say).
- * The path's teardown sends it again over another path or after the
- * reconnect.  Per session in sysfs (io_timeout_sec, 0: never); the default
- * is the block layer's request timeout.
+ * The path's teardown sends it again over another connected path; with none,
+ * it completes with -ECONNABORTED, as on any path failure.  Per session in
+ * sysfs (io_timeout_sec, 0: never); the default is nvme-rdma's IO timeout.
  */
 #define RTRS_CLT_IO_TIMEOUT_SEC		30
 #define RTRS_CLT_IO_TIMEOUT_MAX_SEC	3600
@@ -218,7 +218,8 @@ struct rtrs_clt_con {
  *
  * A slot is only touched by the submitter before posting, then by the
  * completion context of @con (serialised by its CQ), and after @con is
- * drained by the path teardown.
+ * drained by the path teardown.  The watchdog only reads @in_use, @con
+ * and @sent_at, without a lock.
  */
 struct rtrs_clt_io_req {
 	struct rtrs_clt_con	*con;
@@ -261,7 +262,8 @@ struct rtrs_clt_io_req {
  *	and the resources that live with them (@reqs, @rbufs, @s.dev, info IUs)
  * @close_work: tears a failed path down
  * @reconnect_dwork: establishes a path again
- * @wd_dwork: the watchdog: probes connections whose requests are stuck
+ * @wd_dwork: the watchdog: probes connections whose requests are stuck,
+ *	fails the path when a request outlives the session's io_timeout_sec
  * @reconnect_attempts: failed reconnects in a row
  * @established: counted in @clt->paths_up; protected by
  *	@clt->link_ev_mutex

@@ -166,10 +166,11 @@ hb_acked() { grep -q "heartbeat on connection 1 acknowledged" "$RESULTS/peer.log
 # opens, and a heartbeat the peer sends on connection 1 is acknowledged
 # with the path kept (the peer's exit status says so as well) and nothing
 # logged.  open: opening the session fails.  io: the session opens, and
-# the first IO's lying answer takes the path down, with REASON in the
-# client's log (the peer answers no heartbeat: without it, missed
-# heartbeats would take the path down too, for no merit of the checks).
-# The client logs a few lines (at least one for a lie) and leaves no
+# the first IO's lying answer (or, with the session's io_timeout_sec at
+# 2 s, its lack of one) takes the path down, with REASON in the client's
+# log (the peer answers no heartbeat: without it, missed heartbeats
+# would take the path down too, for no merit of the checks).  The
+# client logs a few lines (at least one for a lie) and leaves no
 # queue pair behind.
 liar_case() {
 	local pid before after rc=0 min=1 max=$MAX_LINES start
