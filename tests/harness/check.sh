@@ -253,7 +253,6 @@ guest_pair() {
 
 rtrs_log "guests"
 guest --name kunit --kernel test --script "$E/kunit.sh" --timeout 600
-guest --name rxe-pair --kernel test --script "$E/rxe-pair.sh" --timeout 400
 guest --name session --kernel test --script "$E/session.sh" --timeout 900
 # Verified IO over one path while 2 % of the packets are lost.
 guest --name lossy --kernel test --script "$E/lossy.sh" --timeout 600
