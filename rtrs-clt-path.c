@@ -294,9 +294,9 @@ static void rtrs_clt_path_log_err(struct rtrs_clt_path *path, int err)
  * rtrs_clt_path_open() - establish a path
  * @path: a path in %RTRS_CLT_CONNECTING, its connections down.
  *
- * On success the path is %RTRS_CLT_CONNECTED with heartbeats running and
- * counted as up; on failure everything is torn down again and the state
- * is left alone.
+ * On success the path is %RTRS_CLT_CONNECTED with heartbeats running and,
+ * when listed (see &rtrs_clt_path.listed), counted as up; on failure
+ * everything is torn down again and the state is left alone.
  *
  * Context: process context; sleeps.
  * Return: 0, or a negative errno.

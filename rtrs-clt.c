@@ -60,15 +60,19 @@ int rtrs_clt_sess_set_limits(struct rtrs_clt_path *path)
  * @path: the path, just connected.
  *
  * Tells the user %RTRS_CLT_LINK_EV_RECONNECTED when no other path was up.
+ * A path not listed (see &rtrs_clt_path.listed) is not counted: the user
+ * answers the event by sending, and only listed paths carry messages.
+ * rtrs_clt_add_path() counts a new path once it is listed.
  *
- * Context: process context; sleeps.
+ * Context: process context, with @path->init_mutex held; sleeps.
  */
 void rtrs_clt_path_up(struct rtrs_clt_path *path)
 {
 	struct rtrs_clt_sess *clt = path->clt;
 
+	lockdep_assert_held(&path->init_mutex);
 	mutex_lock(&clt->link_ev_mutex);
-	if (!path->established) {
+	if (path->listed && !path->established) {
 		path->established = true;
 		if (!clt->paths_up++ && clt->link_ev_on)
 			clt->link_ev(clt->priv, RTRS_CLT_LINK_EV_RECONNECTED);
@@ -95,6 +99,14 @@ void rtrs_clt_path_down(struct rtrs_clt_path *path)
 			clt->link_ev(clt->priv, RTRS_CLT_LINK_EV_DISCONNECTED);
 	}
 	mutex_unlock(&clt->link_ev_mutex);
+}
+
+/* Whether @path may be counted as up: it is on the session's list. */
+static void rtrs_clt_path_set_listed(struct rtrs_clt_path *path, bool listed)
+{
+	mutex_lock(&path->clt->link_ev_mutex);
+	path->listed = listed;
+	mutex_unlock(&path->clt->link_ev_mutex);
 }
 
 static void rtrs_clt_set_link_ev(struct rtrs_clt_sess *clt, bool on)
@@ -186,6 +198,7 @@ static int rtrs_clt_add_paths(struct rtrs_clt_sess *clt,
 		list_add_tail_rcu(&path->entry, &clt->paths_list);
 		clt->paths_num++;
 		mutex_unlock(&clt->paths_mutex);
+		rtrs_clt_path_set_listed(path, true);
 	}
 	return 0;
 }
@@ -529,6 +542,16 @@ int rtrs_clt_add_path(struct rtrs_clt_sess *clt, const struct rtrs_addr *addr)
 	list_add_tail_rcu(&path->entry, &clt->paths_list);
 	clt->paths_num++;
 	mutex_unlock(&clt->paths_mutex);
+	/*
+	 * Announce the path only now: a user told of it before it was listed
+	 * would find no path to answer on.  It may have failed meanwhile; its
+	 * reconnect then counts it.
+	 */
+	mutex_lock(&path->init_mutex);
+	rtrs_clt_path_set_listed(path, true);
+	if (rtrs_clt_path_connected(path))
+		rtrs_clt_path_up(path);
+	mutex_unlock(&path->init_mutex);
 unlock:
 	mutex_unlock(&clt->change_mutex);
 	return err;
@@ -560,6 +583,8 @@ int rtrs_clt_remove_path(struct rtrs_clt_path *path,
 	if (!err) {
 		path->removed = true;
 		clt->removing++;
+		/* A reconnect finishing from now on must not announce it. */
+		rtrs_clt_path_set_listed(path, false);
 		mutex_lock(&clt->paths_mutex);
 		list_del_rcu(&path->entry);
 		clt->paths_num--;

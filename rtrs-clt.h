@@ -267,6 +267,8 @@ struct rtrs_clt_io_req {
  * @reconnect_attempts: failed reconnects in a row
  * @established: counted in @clt->paths_up; protected by
  *	@clt->link_ev_mutex
+ * @listed: on @clt->paths_list, so the user may send on it; a path is
+ *	counted as up only while listed.  Protected by @clt->link_ev_mutex
  * @stay_down: disconnected through sysfs: no reconnect is scheduled
  * @connect_failed: an error hit the path while it was connecting
  * @info_done: completed when the path info answer arrived or connecting
@@ -305,6 +307,7 @@ struct rtrs_clt_path {
 	struct delayed_work	wd_dwork;
 	int			reconnect_attempts;
 	bool			established;
+	bool			listed;
 	bool			stay_down;
 	bool			connect_failed;
 	struct completion	info_done;
@@ -356,8 +359,8 @@ struct rtrs_clt_path {
  * @priv: the user's pointer for @link_ev
  * @link_ev: the user's link event callback
  * @link_ev_mutex: serialises link events; protects @paths_up,
- *	@link_ev_on and the paths' @established
- * @paths_up: paths established
+ *	@link_ev_on and the paths' @established and @listed
+ * @paths_up: paths counted as up (see rtrs_clt_path_up())
  * @link_ev_on: link events are delivered (after open, before close)
  * @permits_map: free and taken permits
  * @permits_wait_index: spreads the sleepers on @permits_map's queues
@@ -393,7 +396,7 @@ struct rtrs_clt_sess {
 	void			*priv;
 	void			(*link_ev)(void *priv,
 					   enum rtrs_clt_link_ev ev);
-	/* serialises link events; protects @paths_up, @link_ev_on */
+	/* link events; @paths_up, @link_ev_on, paths' @established, @listed */
 	struct mutex		link_ev_mutex;
 	unsigned int		paths_up;
 	bool			link_ev_on;

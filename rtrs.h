@@ -35,8 +35,9 @@ struct rtrs_srv_op;
 /**
  * enum rtrs_clt_link_ev - connectivity change of a client session
  * @RTRS_CLT_LINK_EV_RECONNECTED: a path came up while no other path of the
- *	session was up, so the session can carry requests again.  Not sent
- *	for the connections rtrs_clt_open() establishes.
+ *	session was up, so the session can carry requests again, already
+ *	from within the callback (rnbd sends from there without waiting for
+ *	a permit).  Not sent for the connections rtrs_clt_open() establishes.
  * @RTRS_CLT_LINK_EV_DISCONNECTED: the last connected path of the session
  *	went down; until a reconnect succeeds, rtrs_clt_request() fails with
  *	-ECONNABORTED.
@@ -68,9 +69,10 @@ struct rtrs_addr {
  * @priv: opaque pointer of the user, passed back to @link_ev.
  * @link_ev: called with @priv and the event when the session loses its last
  *	connected path or regains a first one (see enum rtrs_clt_link_ev).
- *	Called from process context (a workqueue) with a per-session mutex
- *	held that serialises the events; it may sleep but must not call
- *	rtrs_clt_close() on this session.
+ *	Called from process context (a workqueue, or the sysfs write that
+ *	changed a path) with a per-session mutex held that serialises the
+ *	events; it may sleep but must not call rtrs_clt_close() on this
+ *	session.
  *
  * rtrs_clt_open() copies both members; the struct itself need not outlive
  * that call.
