@@ -307,6 +307,29 @@ IOERR0=$(counter io_errors)
 check "IO recovers" ios_grow 3
 
 check "stop IO" sh -c "echo 0 > $PARAMS/run"
+
+# ---- a path added while no path is up -----------------------------------
+# add_path brings the session back, so the user hears "reconnected" and,
+# like rnbd with its session info, sends at once without waiting for a
+# permit.  The test client's link probe does that: the new path must
+# already carry it.  Were the event told before the path is listed, the
+# probe would find no path and rnbd would never map its devices again.
+
+# probes PATTERN: link probe log lines of this session matching PATTERN.
+probes() { dmesg | grep -c "$SESS: link probe $1"; }
+probes_above() { [ "$(probes "$1")" -gt "$2" ]; }
+both_state() { state_is "$P1" "$1" && state_is "$P2" "$1"; }
+check "both paths connected" wait_for 90 both_state connected
+check "disconnect both paths" sh -c "echo 1 > '$CS/paths/$P1/disconnect' && echo 1 > '$CS/paths/$P2/disconnect'"
+check "both paths closed" both_state closed
+check "remove path 1 while no path is up" sh -c "echo 1 > '$CS/paths/$P1/remove_path'"
+PROBES0=$(probes "answered: 0")
+UNSENT0=$(probes "not sent")
+check "add path 1 again" sh -c "echo '$P1' > '$CS/add_path'"
+check "the reconnected event's probe is answered" wait_for 10 probes_above "answered: 0" "$PROBES0"
+check "no probe failed to go out" test "$(probes "not sent")" -eq "$UNSENT0"
+check "reconnect path 2" sh -c "echo 1 > '$CS/paths/$P2/reconnect'"
+check "both paths connected after the add" both_state connected
 check "no read ever differed from its write" test "$(counter verify_errors)" -eq 0
 figure "final: ios $(counter ios) io_errors $(counter io_errors) verify_errors $(counter verify_errors)"
 

@@ -179,6 +179,23 @@ large_mixed_io() {
 	check "$1: fio mixed, 4 jobs, crc32c verify" mixed "$1" "$2"
 }
 
+# readd_io TAG DEV SDEV: both paths go down, path 1 is removed and added
+# again.  The add brings the session back: rnbd hears "reconnected" and
+# remaps its device at once, sending without waiting for a permit, so the
+# new path must carry messages by then; otherwise the device stays closed
+# for good.  Needs a session of PATH1 and PATH2.
+readd_io() {
+	local cs=/sys/class/rtrs-client/$1
+	check "$1: disconnect both paths" sh -c "echo 1 > '$cs/paths/$PATH1/disconnect' && echo 1 > '$cs/paths/$PATH2/disconnect'"
+	check "$1: device closed with no path up" wait_for 10 grep -qx closed "/sys/block/$2/rnbd/state"
+	check "$1: remove path 1 while no path is up" sh -c "echo 1 > '$cs/paths/$PATH1/remove_path'"
+	check "$1: add path 1 again" sh -c "echo '$PATH1' > '$cs/add_path'"
+	check "$1: device open again" wait_for 20 grep -qx open "/sys/block/$2/rnbd/state"
+	check "$1: read after the add" dd if="/dev/$2" of=/dev/null bs=64k count=16 iflag=direct
+	check "$1: reconnect path 2" sh -c "echo 1 > '$cs/paths/$PATH2/reconnect'"
+	check "$1: 2 paths connected again" paths_connected 2
+}
+
 # with_device TAG SDEV IO PATH...: map SDEV over the paths as session TAG,
 # run IO (small_io or large_io) on it, unmap.
 with_device() {
@@ -234,4 +251,6 @@ with_device deep2 nullb0 deep_io "$PATH1" "$PATH2"
 with_device deep3 nullb0 waiting_io "$PATH1"
 check "no error from rtrs or rnbd in the kernel log" \
 	not eval "dmesg -l err,crit,alert,emerg | grep -i -E 'rtrs|rnbd'"
+# Last, as rnbd logs its device's disconnection as an error.
+with_device readd nullb0 readd_io "$PATH1" "$PATH2"
 check "unload rnbd and rtrs, shallow server" rnbd_unload

@@ -251,11 +251,84 @@ static const struct kernel_param_ops test_run_ops = {
 module_param_cb(run, &test_run_ops, NULL, 0644);
 MODULE_PARM_DESC(run, "1 keeps verified IO going, 0 stops it");
 
+/*
+ * The link probe: like rnbd, which answers a reconnected event by sending
+ * its session info at once without waiting for a permit, the client sends
+ * one READ from the event and logs whether it could be sent and how it
+ * was answered.  One probe at a time; the answer is handled in a work, as
+ * a permit must not be put from inside its own conf_fn.
+ */
+static struct {
+	struct work_struct	work;
+	atomic_t		busy;
+	struct rtrs_permit	*permit;
+	void			*buf;
+	int			err;
+} test_probe;
+
+static void test_probe_done(struct rtrs_permit *permit, void *buf)
+{
+	rtrs_clt_put_permit(test_clt, permit);
+	kfree(buf);
+	atomic_set(&test_probe.busy, 0);
+}
+
+static void test_probe_work(struct work_struct *work)
+{
+	pr_info("%s: link probe answered: %d\n", sessname, test_probe.err);
+	test_probe_done(test_probe.permit, test_probe.buf);
+}
+
+static void test_probe_conf(void *priv, int err)
+{
+	test_probe.err = err;
+	schedule_work(&test_probe.work);
+}
+
+static void test_probe_send(void)
+{
+	struct rtrs_test_msg msg = {
+		.magic		= cpu_to_le32(RTRS_TEST_MAGIC),
+		.op		= cpu_to_le32(RTRS_TEST_OP_FETCH),
+		.len		= cpu_to_le32(io_size),
+		.usr_len	= cpu_to_le32(sizeof(msg)),
+		.usr_csum	= cpu_to_le32(rtrs_test_csum(NULL, 0)),
+	};
+	struct kvec vec = { .iov_base = &msg, .iov_len = sizeof(msg) };
+	struct rtrs_clt_req_ops ops = { .conf_fn = test_probe_conf };
+	struct scatterlist sg;
+	int err;
+
+	if (atomic_xchg(&test_probe.busy, 1))
+		return;
+	test_probe.buf = kmalloc(io_size, GFP_KERNEL);
+	test_probe.permit = rtrs_clt_get_permit(test_clt, RTRS_IO_CON,
+						RTRS_PERMIT_NOWAIT);
+	if (!test_probe.buf || !test_probe.permit) {
+		pr_info("%s: link probe not sent: no buffer or permit\n",
+			sessname);
+		if (test_probe.permit)
+			rtrs_clt_put_permit(test_clt, test_probe.permit);
+		kfree(test_probe.buf);
+		atomic_set(&test_probe.busy, 0);
+		return;
+	}
+	sg_init_one(&sg, test_probe.buf, io_size);
+	err = rtrs_clt_request(READ, &ops, test_clt, test_probe.permit, &vec,
+			       1, io_size, &sg, 1);
+	if (err) {
+		pr_info("%s: link probe not sent: %d\n", sessname, err);
+		test_probe_done(test_probe.permit, test_probe.buf);
+	}
+}
+
 static void test_link_ev(void *priv, enum rtrs_clt_link_ev ev)
 {
 	pr_info("%s: link event %s\n", sessname,
 		ev == RTRS_CLT_LINK_EV_RECONNECTED ? "reconnected" :
 						     "disconnected");
+	if (ev == RTRS_CLT_LINK_EV_RECONNECTED)
+		test_probe_send();
 }
 
 static int __init rtrs_test_clt_init(void)
@@ -268,6 +341,7 @@ static int __init rtrs_test_clt_init(void)
 	if (!threads || threads > TEST_MAX_THREADS || !io_size ||
 	    io_size > SZ_128K)
 		return -EINVAL;
+	INIT_WORK(&test_probe.work, test_probe_work);
 	addrs = kcalloc(TEST_MAX_PATHS, sizeof(*addrs), GFP_KERNEL);
 	ss = kcalloc(TEST_MAX_PATHS, sizeof(*ss), GFP_KERNEL);
 	n = addrs && ss ? rtrs_test_parse_paths(paths, port, addrs, ss,
@@ -288,6 +362,8 @@ static void __exit rtrs_test_clt_exit(void)
 	test_stop();
 	mutex_unlock(&test_run_mutex);
 	rtrs_clt_close(test_clt);
+	/* Every conf_fn ran by now; its work may still be pending. */
+	flush_work(&test_probe.work);
 }
 
 module_init(rtrs_test_clt_init);
