@@ -57,7 +57,7 @@ int rtrs_clt_sess_set_limits(struct rtrs_clt_path *path)
 
 /**
  * rtrs_clt_path_up() - count a path that came up
- * @path: the path, just connected.
+ * @path: a connected path.
  *
  * Tells the user %RTRS_CLT_LINK_EV_RECONNECTED when no other path was up.
  * A path not listed (see &rtrs_clt_path.listed) is not counted: the user
