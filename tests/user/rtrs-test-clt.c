@@ -103,15 +103,7 @@ static void test_conf(void *priv, int err)
 /* One IO, waited for; 0 or a negative errno. */
 static int test_do_io(int dir, u64 off, void *buf)
 {
-	struct rtrs_test_msg msg = {
-		.magic		= cpu_to_le32(RTRS_TEST_MAGIC),
-		.op		= cpu_to_le32(dir == WRITE ? RTRS_TEST_OP_STORE :
-						  RTRS_TEST_OP_FETCH),
-		.off		= cpu_to_le64(off),
-		.len		= cpu_to_le32(io_size),
-		.usr_len	= cpu_to_le32(sizeof(msg)),
-		.usr_csum	= cpu_to_le32(rtrs_test_csum(NULL, 0)),
-	};
+	struct rtrs_test_msg msg;
 	struct kvec vec = { .iov_base = &msg, .iov_len = sizeof(msg) };
 	struct test_io io = { .err = 0 };
 	struct rtrs_clt_req_ops ops = { .priv = &io, .conf_fn = test_conf };
@@ -119,6 +111,8 @@ static int test_do_io(int dir, u64 off, void *buf)
 	struct scatterlist sg;
 	int err;
 
+	rtrs_test_msg_init(&msg, dir == WRITE ? RTRS_TEST_OP_STORE :
+						RTRS_TEST_OP_FETCH, off, io_size);
 	init_completion(&io.done);
 	sg_init_one(&sg, buf, io_size);
 	permit = rtrs_clt_get_permit(test_clt, RTRS_IO_CON, RTRS_PERMIT_WAIT);
@@ -287,13 +281,7 @@ static void test_probe_conf(void *priv, int err)
 
 static void test_probe_send(void)
 {
-	struct rtrs_test_msg msg = {
-		.magic		= cpu_to_le32(RTRS_TEST_MAGIC),
-		.op		= cpu_to_le32(RTRS_TEST_OP_FETCH),
-		.len		= cpu_to_le32(io_size),
-		.usr_len	= cpu_to_le32(sizeof(msg)),
-		.usr_csum	= cpu_to_le32(rtrs_test_csum(NULL, 0)),
-	};
+	struct rtrs_test_msg msg;
 	struct kvec vec = { .iov_base = &msg, .iov_len = sizeof(msg) };
 	struct rtrs_clt_req_ops ops = { .conf_fn = test_probe_conf };
 	struct scatterlist sg;
@@ -313,6 +301,7 @@ static void test_probe_send(void)
 		atomic_set(&test_probe.busy, 0);
 		return;
 	}
+	rtrs_test_msg_init(&msg, RTRS_TEST_OP_FETCH, 0, io_size);
 	sg_init_one(&sg, test_probe.buf, io_size);
 	err = rtrs_clt_request(READ, &ops, test_clt, test_probe.permit, &vec,
 			       1, io_size, &sg, 1);

@@ -97,13 +97,7 @@ static struct rtrs_clt_sess *test_open(void)
 static int test_io(struct rtrs_clt_sess *clt, int dir, enum rtrs_test_op op,
 		   u8 *buf)
 {
-	struct rtrs_test_msg msg = {
-		.magic = cpu_to_le32(RTRS_TEST_MAGIC),
-		.op = cpu_to_le32(op),
-		.len = cpu_to_le32(TEST_IO_SIZE),
-		.usr_len = cpu_to_le32(sizeof(msg)),
-		.usr_csum = cpu_to_le32(rtrs_test_csum(NULL, 0)),
-	};
+	struct rtrs_test_msg msg;
 	struct kvec vec = { .iov_base = &msg, .iov_len = sizeof(msg) };
 	struct rtrs_clt_req_ops ops = { .conf_fn = test_conf };
 	struct rtrs_permit *permit;
@@ -111,6 +105,7 @@ static int test_io(struct rtrs_clt_sess *clt, int dir, enum rtrs_test_op op,
 	struct test_io *io;
 	int err;
 
+	rtrs_test_msg_init(&msg, op, 0, TEST_IO_SIZE);
 	io = kzalloc(sizeof(*io), GFP_KERNEL);
 	if (!io)
 		return -ENOMEM;

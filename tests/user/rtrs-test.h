@@ -14,6 +14,7 @@
 #define RTRS_TEST_H
 
 #include <linux/types.h>
+#include <asm/byteorder.h>
 
 #define RTRS_TEST_MAGIC		0x52545354	/* "RTST" */
 #define RTRS_TEST_STORE_SIZE	(4 << 20)
@@ -54,6 +55,20 @@ static inline u32 rtrs_test_csum(const u8 *p, size_t len)
 	for (i = 0; i < len; i++)
 		sum = (sum << 5 | sum >> 27) ^ (p[i] + (u32)i);
 	return sum;
+}
+
+/* The user message of an IO of @op, @len bytes at @off, with no pattern. */
+static inline void rtrs_test_msg_init(struct rtrs_test_msg *msg,
+				      enum rtrs_test_op op, u64 off, u32 len)
+{
+	*msg = (struct rtrs_test_msg) {
+		.magic		= cpu_to_le32(RTRS_TEST_MAGIC),
+		.op		= cpu_to_le32(op),
+		.off		= cpu_to_le64(off),
+		.len		= cpu_to_le32(len),
+		.usr_len	= cpu_to_le32(sizeof(*msg)),
+		.usr_csum	= cpu_to_le32(rtrs_test_csum(NULL, 0)),
+	};
 }
 
 #endif /* RTRS_TEST_H */
