@@ -26,7 +26,7 @@ RTRS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/rtrs
 RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
 KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(RTRS_CACHE)/test-kernel/build)
 
-.PHONY: all modules clean check run bench soak kernel
+.PHONY: all modules clean check run bench soak faults kernel
 
 all: modules
 
@@ -50,6 +50,11 @@ bench:
 
 soak:
 	SOAK_MINUTES=$(SOAK_MINUTES) SOAK_SEED=$(SOAK_SEED) SOAK_EVENTS="$(SOAK_EVENTS)" tests/harness/soak.sh
+
+faults:
+	FAULTS_ONLY="$(FAULTS_ONLY)" FAULTS_BUDGET=$(FAULTS_BUDGET) \
+		FAULTS_RTRS_BUDGET=$(FAULTS_RTRS_BUDGET) FAULTS_OFFSET=$(FAULTS_OFFSET) \
+		FAULTS_HOURS=$(FAULTS_HOURS) tests/harness/faults.sh
 
 clean:
 	@if [ -f $(KDIR)/Makefile ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
