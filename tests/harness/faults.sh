@@ -63,7 +63,7 @@ envs=(--env "FAULTS_BUDGET=${FAULTS_BUDGET:-0}"
 G=$RTRS_RESULTS/faults
 
 echo
-grep -h '^figure: ' "$G/script.log" 2>/dev/null | sed 's/^figure: /  /'
+sed 's/^/  /' "$G/figures" 2>/dev/null
 echo
 cat "$G/host-checks" "$G/checks" 2>/dev/null
 echo

@@ -48,7 +48,7 @@ fi
 G=$RTRS_RESULTS/soak
 
 echo
-grep -h '^figure: ' "$G/script.log" 2>/dev/null | sed 's/^figure: /  /'
+sed 's/^/  /' "$G/figures" 2>/dev/null
 echo
 cat "$G/host-checks" "$G/checks" 2>/dev/null
 echo
