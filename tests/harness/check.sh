@@ -274,7 +274,7 @@ guest --name hostile --kernel test --script "$E/hostile.sh" --timeout 1200
 # and must leave nothing behind.  Every point of every path would take
 # hours under TCG (fail-nth alone counts some 11,000): by default about 4
 # fail-nth points and 15 fail_rtrs points of each path, evenly spread,
-# about 5 minutes; FAULTS_BUDGET=0 FAULTS_RTRS_BUDGET=0 tries them all.
+# about 5 minutes; make faults (tests/harness/faults.sh) tries them all.
 guest --name faults --kernel test --script "$E/faults.sh" --timeout 900 \
 	--env FAULTS_BUDGET="${FAULTS_BUDGET:-4}" \
 	--env FAULTS_RTRS_BUDGET="${FAULTS_RTRS_BUDGET:-15}"
