@@ -54,7 +54,7 @@ soak:
 faults:
 	FAULTS_ONLY="$(FAULTS_ONLY)" FAULTS_BUDGET=$(FAULTS_BUDGET) \
 		FAULTS_RTRS_BUDGET=$(FAULTS_RTRS_BUDGET) FAULTS_OFFSET=$(FAULTS_OFFSET) \
-		FAULTS_HOURS=$(FAULTS_HOURS) tests/harness/faults.sh
+		FAULTS_QD=$(FAULTS_QD) FAULTS_HOURS=$(FAULTS_HOURS) tests/harness/faults.sh
 
 clean:
 	@if [ -f $(KDIR)/Makefile ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi

@@ -26,6 +26,9 @@
 # tries every point.  fail-nth counts thousands of points in a path (the
 # module loader's, rxe's, kmemleak's own), a few seconds each under TCG,
 # so make check sets both budgets (see tests/harness/check.sh).
+# FAULTS_QD (default 128) is the server's sess_queue_depth: a session
+# allocates per request and per receive buffer, so a smaller depth gives
+# fewer points, each turn of those loops being the same code.
 
 . "$RTRS_TOP/tests/e2e/topology.sh"
 . "$RTRS_TOP/tests/e2e/test-clt-lib.sh"
@@ -46,7 +49,7 @@ P2="ip:198.51.100.1@ip:198.51.100.2"
 CS=/sys/class/rtrs-client/$SESS
 SS=/sys/class/rtrs-server/$SESS
 FI=/sys/kernel/debug
-QD=128
+QD=${FAULTS_QD:-128}
 
 
 # ---- what "nothing left behind" means ------------------------------------

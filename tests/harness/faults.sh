@@ -8,13 +8,17 @@
 # checks.
 #
 #   make faults [FAULTS_ONLY="clt_open add_path"] [FAULTS_BUDGET=K]
-#               [FAULTS_RTRS_BUDGET=K] [FAULTS_OFFSET=N] [FAULTS_HOURS=H]
+#               [FAULTS_RTRS_BUDGET=K] [FAULTS_OFFSET=N] [FAULTS_QD=D]
+#               [FAULTS_HOURS=H]
 #
 # FAULTS_ONLY names the paths to sweep (core client server srv_open
 # clt_open add_path; all by default).  FAULTS_BUDGET and
 # FAULTS_RTRS_BUDGET (default 0: every point) try about K points of each
 # path, evenly spread; FAULTS_OFFSET shifts where the spread starts, so
 # that runs with offsets 0 .. stride-1 cover every point between them.
+# FAULTS_QD (default 128, as in make check) is the sessions' queue depth:
+# the points of a path grow with it, since a session allocates per
+# request and per receive buffer.
 # Under TCG a point takes 1.5 to 3 s: every point of every path is about
 # 8 hours, clt_open alone about 5.  FAULTS_HOURS (default 10) bounds the
 # guest.  Logs go to results/faults/.
@@ -35,8 +39,11 @@ number() {
 number FAULTS_BUDGET "${FAULTS_BUDGET:-0}"
 number FAULTS_RTRS_BUDGET "${FAULTS_RTRS_BUDGET:-0}"
 number FAULTS_OFFSET "${FAULTS_OFFSET:-0}"
+number FAULTS_QD "${FAULTS_QD:-128}"
 number FAULTS_HOURS "$HOURS"
 [ "$HOURS" -gt 0 ] || { echo "make faults: FAULTS_HOURS must be above 0" >&2; exit 2; }
+[ "${FAULTS_QD:-128}" -ge 1 ] && [ "${FAULTS_QD:-128}" -le 65535 ] ||
+	{ echo "make faults: FAULTS_QD must be within 1-65535" >&2; exit 2; }
 ONLY=${ONLY//,/ }
 for p in $ONLY; do
 	grep -qw -- "$p" <<<"$PATHS" ||
@@ -53,10 +60,12 @@ step "building rtrs against the test kernel" "$LOGS/build.log" \
 	eval 'copy_tree "$B" && make -C "$B" KDIR="$KDIR" W=1 -j"$RTRS_JOBS"'
 
 rtrs_log "guest: fault injection (${ONLY:-every path}, budgets" \
-	"${FAULTS_BUDGET:-0}/${FAULTS_RTRS_BUDGET:-0}, offset ${FAULTS_OFFSET:-0})"
+	"${FAULTS_BUDGET:-0}/${FAULTS_RTRS_BUDGET:-0}, offset ${FAULTS_OFFSET:-0}," \
+	"queue depth ${FAULTS_QD:-128})"
 envs=(--env "FAULTS_BUDGET=${FAULTS_BUDGET:-0}"
       --env "FAULTS_RTRS_BUDGET=${FAULTS_RTRS_BUDGET:-0}"
-      --env "FAULTS_OFFSET=${FAULTS_OFFSET:-0}")
+      --env "FAULTS_OFFSET=${FAULTS_OFFSET:-0}"
+      --env "FAULTS_QD=${FAULTS_QD:-128}")
 [ -z "$ONLY" ] || envs+=(--env "FAULTS_ONLY=${ONLY// /,}")
 "$H/guest.sh" --name faults --kernel test --script "$RTRS_TOP/tests/e2e/faults.sh" \
 	--timeout $(( HOURS * 3600 )) "${envs[@]}" >"$LOGS/guest.log" 2>&1
