@@ -19,9 +19,9 @@
 # FAULTS_QD (default 128, as in make check) is the sessions' queue depth:
 # the points of a path grow with it, since a session allocates per
 # request and per receive buffer.
-# Under TCG a point takes 1.5 to 3 s: every point of every path is about
-# 8 hours, clt_open alone about 5.  FAULTS_HOURS (default 10) bounds the
-# guest.  Logs go to results/faults/.
+# Under TCG a point takes 1.4 to 4 s: every point of every path is about
+# 10 hours at depth 128, clt_open alone about 7 (2 at depth 16).
+# FAULTS_HOURS (default 12) bounds the guest.  Logs go to results/faults/.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -31,7 +31,7 @@ JOB=faults
 LOGS=$RTRS_RESULTS/faults-job
 PATHS="core client server srv_open clt_open add_path"
 ONLY=${FAULTS_ONLY:-}
-HOURS=${FAULTS_HOURS:-10}
+HOURS=${FAULTS_HOURS:-12}
 
 number() {
 	[[ "$2" =~ ^[0-9]+$ ]] || { echo "make faults: $1 must be a number" >&2; exit 2; }
