@@ -31,18 +31,22 @@ JOB=faults
 LOGS=$RTRS_RESULTS/faults-job
 PATHS="core client server srv_open clt_open add_path"
 ONLY=${FAULTS_ONLY:-}
+BUDGET=${FAULTS_BUDGET:-0}
+RTRS_BUDGET=${FAULTS_RTRS_BUDGET:-0}
+OFFSET=${FAULTS_OFFSET:-0}
+QD=${FAULTS_QD:-128}
 HOURS=${FAULTS_HOURS:-12}
 
 number() {
 	[[ "$2" =~ ^[0-9]+$ ]] || { echo "make faults: $1 must be a number" >&2; exit 2; }
 }
-number FAULTS_BUDGET "${FAULTS_BUDGET:-0}"
-number FAULTS_RTRS_BUDGET "${FAULTS_RTRS_BUDGET:-0}"
-number FAULTS_OFFSET "${FAULTS_OFFSET:-0}"
-number FAULTS_QD "${FAULTS_QD:-128}"
+number FAULTS_BUDGET "$BUDGET"
+number FAULTS_RTRS_BUDGET "$RTRS_BUDGET"
+number FAULTS_OFFSET "$OFFSET"
+number FAULTS_QD "$QD"
 number FAULTS_HOURS "$HOURS"
 [ "$HOURS" -gt 0 ] || { echo "make faults: FAULTS_HOURS must be above 0" >&2; exit 2; }
-[ "${FAULTS_QD:-128}" -ge 1 ] && [ "${FAULTS_QD:-128}" -le 65535 ] ||
+[ "$QD" -ge 1 ] && [ "$QD" -le 65535 ] ||
 	{ echo "make faults: FAULTS_QD must be within 1-65535" >&2; exit 2; }
 ONLY=${ONLY//,/ }
 for p in $ONLY; do
@@ -50,35 +54,13 @@ for p in $ONLY; do
 		{ echo "make faults: FAULTS_ONLY: paths are $PATHS" >&2; exit 2; }
 done
 
-rm -rf "$LOGS" && mkdir -p "$LOGS" || failed "cannot make $LOGS"
-step "installing what is missing" "$LOGS/deps.log" "$H/deps.sh"
-step "test kernel (cached after the first build)" "$LOGS/test-kernel.log" \
-	"$H/test-kernel.sh"
-KDIR=$(tail -n 1 "$LOGS/test-kernel.log")
-B=$RTRS_TOP/build/test
-step "building rtrs against the test kernel" "$LOGS/build.log" \
-	eval 'copy_tree "$B" && make -C "$B" KDIR="$KDIR" W=1 -j"$RTRS_JOBS"'
+job_test_kernel
 
 rtrs_log "guest: fault injection (${ONLY:-every path}, budgets" \
-	"${FAULTS_BUDGET:-0}/${FAULTS_RTRS_BUDGET:-0}, offset ${FAULTS_OFFSET:-0}," \
-	"queue depth ${FAULTS_QD:-128})"
-envs=(--env "FAULTS_BUDGET=${FAULTS_BUDGET:-0}"
-      --env "FAULTS_RTRS_BUDGET=${FAULTS_RTRS_BUDGET:-0}"
-      --env "FAULTS_OFFSET=${FAULTS_OFFSET:-0}"
-      --env "FAULTS_QD=${FAULTS_QD:-128}")
+	"$BUDGET/$RTRS_BUDGET, offset $OFFSET, queue depth $QD)"
+envs=(--env "FAULTS_BUDGET=$BUDGET" --env "FAULTS_RTRS_BUDGET=$RTRS_BUDGET"
+      --env "FAULTS_OFFSET=$OFFSET" --env "FAULTS_QD=$QD")
 [ -z "$ONLY" ] || envs+=(--env "FAULTS_ONLY=${ONLY// /,}")
 "$H/guest.sh" --name faults --kernel test --script "$RTRS_TOP/tests/e2e/faults.sh" \
 	--timeout $(( HOURS * 3600 )) "${envs[@]}" >"$LOGS/guest.log" 2>&1
-G=$RTRS_RESULTS/faults
-
-echo
-sed 's/^/  /' "$G/figures" 2>/dev/null
-echo
-cat "$G/host-checks" "$G/checks" 2>/dev/null
-echo
-echo "logs: $G (console.log, script.log, faults-*.dmesg)"
-echo "took $(( $(date +%s) - t0 )) s"
-problems=$(grep -h '^FAIL' "$G/host-checks" "$G/checks" 2>/dev/null)
-[ -z "$problems" ] || failed "$(sed 's/^FAIL faults\///' <<<"$problems")"
-[ -s "$G/checks" ] || failed "the guest left no checks (see $LOGS/guest.log)"
-echo "make faults: OK"
+job_guest_report "$RTRS_RESULTS/faults" "console.log, script.log, faults-*.dmesg" "$t0"

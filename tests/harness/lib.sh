@@ -74,3 +74,38 @@ job_stock_kernel() {
 		failed "unpacking the stock kernel (see $LOGS/stock-kernel.log)"
 	KDIR=$(cat "$sdir/KDIR")
 }
+
+# job_test_kernel: a job's first steps for a test-kernel guest: a fresh
+# LOGS, the packages, the test kernel and our modules built against it
+# in B; sets KDIR and B.
+job_test_kernel() {
+	local h=$RTRS_TOP/tests/harness
+
+	rm -rf "$LOGS" && mkdir -p "$LOGS" || failed "cannot make $LOGS"
+	step "installing what is missing" "$LOGS/deps.log" "$h/deps.sh"
+	step "test kernel (cached after the first build)" "$LOGS/test-kernel.log" \
+		"$h/test-kernel.sh"
+	KDIR=$(tail -n 1 "$LOGS/test-kernel.log")
+	B=$RTRS_TOP/build/test
+	step "building rtrs against the test kernel" "$LOGS/build.log" \
+		eval 'copy_tree "$B" && make -C "$B" KDIR="$KDIR" W=1 -j"$RTRS_JOBS"'
+}
+
+# job_guest_report G WHAT T0: print the figures and checks the guest left
+# in G (WHAT: its logs worth naming) and the time since T0; fail the job
+# on a failed check or when the guest left none.
+job_guest_report() {
+	local g=$1 problems
+
+	echo
+	sed 's/^/  /' "$g/figures" 2>/dev/null
+	echo
+	cat "$g/host-checks" "$g/checks" 2>/dev/null
+	echo
+	echo "logs: $g ($2)"
+	echo "took $(( $(date +%s) - $3 )) s"
+	problems=$(grep -h '^FAIL' "$g/host-checks" "$g/checks" 2>/dev/null)
+	[ -z "$problems" ] || failed "$(sed "s/^FAIL $JOB\///" <<<"$problems")"
+	[ -s "$g/checks" ] || failed "the guest left no checks (see $LOGS/guest.log)"
+	echo "make $JOB: OK"
+}

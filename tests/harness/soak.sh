@@ -24,14 +24,7 @@ MIN=${SOAK_MINUTES:-20}
 [ -z "${SOAK_SEED:-}" ] || [[ "$SOAK_SEED" =~ ^[0-9]+$ ]] ||
 	{ echo "make soak: SOAK_SEED must be a number" >&2; exit 2; }
 
-rm -rf "$LOGS" && mkdir -p "$LOGS" || failed "cannot make $LOGS"
-step "installing what is missing" "$LOGS/deps.log" "$H/deps.sh"
-step "test kernel (cached after the first build)" "$LOGS/test-kernel.log" \
-	"$H/test-kernel.sh"
-KDIR=$(tail -n 1 "$LOGS/test-kernel.log")
-B=$RTRS_TOP/build/test
-step "building rtrs against the test kernel" "$LOGS/build.log" \
-	eval 'copy_tree "$B" && make -C "$B" KDIR="$KDIR" W=1 -j"$RTRS_JOBS"'
+job_test_kernel
 step "building rnbd (Linux 6.1, unmodified) on it" "$LOGS/build-rnbd.log" \
 	"$H/rnbd.sh" "$KDIR" "$B"
 
@@ -45,15 +38,5 @@ if [ -n "${SOAK_EVENTS:-}" ]; then
 fi
 "$H/guest.sh" --name soak --kernel test --script "$RTRS_TOP/tests/e2e/soak.sh" \
 	--timeout $(( MIN * 60 + 1200 )) "${envs[@]}" >"$LOGS/guest.log" 2>&1
-G=$RTRS_RESULTS/soak
-
-echo
-sed 's/^/  /' "$G/figures" 2>/dev/null
-echo
-cat "$G/host-checks" "$G/checks" 2>/dev/null
-echo
-echo "logs: $G (console.log, script.log, soak/events, soak/states, soak/io)"
-echo "took $(( $(date +%s) - t0 )) s"
-problems=$(grep -h '^FAIL' "$G/host-checks" "$G/checks" 2>/dev/null)
-[ -z "$problems" ] || failed "$(sed 's/^FAIL soak\///' <<<"$problems")"
-echo "make soak: OK"
+job_guest_report "$RTRS_RESULTS/soak" \
+	"console.log, script.log, soak/events, soak/states, soak/io" "$t0"
