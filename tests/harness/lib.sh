@@ -98,7 +98,10 @@ job_guest_report() {
 	local g=$1 problems
 
 	echo
-	sed 's/^/  /' "$g/figures" 2>/dev/null
+	# Figures go to the figures file (guest-lib.sh) or, from the soak,
+	# to script.log as "figure: " lines.
+	{ cat "$g/figures"; sed -n 's/^figure: //p' "$g/script.log"; } 2>/dev/null |
+		sed 's/^/  /'
 	echo
 	cat "$g/host-checks" "$g/checks" 2>/dev/null
 	echo
