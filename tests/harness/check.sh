@@ -247,8 +247,9 @@ guest_pair() {
 		wait "$spid"
 		[ -f "$RTRS_RESULTS/$name-server/boot-flake" ] ||
 			[ -f "$RTRS_RESULTS/$name-client/boot-flake" ] || return 0
-		rtrs_log "guest pair $name: booting both again"
+		[ "$try" -eq 2 ] || rtrs_log "guest pair $name: booting both again"
 	done
+	rtrs_log "guest pair $name: lost its boot twice, giving up"
 }
 
 rtrs_log "guests"
