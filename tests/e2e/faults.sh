@@ -296,8 +296,8 @@ wanted() { [ -z "$FAULTS_ONLY" ] || grep -qw -- "$1" <<<"$FAULTS_ONLY"; }
 check "build failnth" gcc -O2 -Wall -o "$FAILNTH" "$RTRS_TOP/tests/user/failnth.c"
 check "veth pair with rxe on both ends" topology_pair
 check "second veth pair with rxe on both ends" topology_second_pair
-check "rping across pair 1" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
-check "rping across pair 2" rping_pair 198.51.100.2 198.51.100.1 rxe3 rxe2
+on_new_pair 1 "rping across pair 1" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
+on_new_pair 2 "rping across pair 2" rping_pair 198.51.100.2 198.51.100.1 rxe3 rxe2
 modprobe -a ib_core rdma_cm
 check "fault injection set up" fault_setup
 : >"$RTRS_TMP/points"

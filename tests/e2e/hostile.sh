@@ -217,7 +217,7 @@ liar_case() {
 }
 
 check "veth pair with rxe on both ends" topology_pair
-check "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
+on_new_pair 1 "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
 modprobe -a ib_core rdma_cm ib_uverbs rdma_ucm
 check "load rtrs-core" insmod "$b/rtrs-core.ko"
 # A queue depth that is no power of two leaves room in the immediate for

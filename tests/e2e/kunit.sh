@@ -17,6 +17,7 @@ insmod "$b/rtrs-core.ko"
 # The rtrs-core suite needs an RDMA device owning 192.0.2.1: rxe0 on veth0.
 . "$RTRS_TOP/tests/e2e/topology.sh"
 check "veth pair with rxe on both ends" topology_pair
+on_new_pair 1 "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
 # rtrs-session needs a server; tests/e2e/session.sh runs it.
 kunit_run $(ls "$b"/tests/kunit/*.ko | grep -v rtrs-session-test)
 check "unload rtrs-core after the suites" rmmod rtrs-core

@@ -70,7 +70,7 @@ kernel_log_quiet() {
 
 b=$(rtrs_build_dir)
 check "veth pair with rxe on both ends" topology_pair
-check "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
+on_new_pair 1 "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
 modprobe -a ib_core rdma_cm sch_netem
 check "load rtrs-core" insmod "$b/rtrs-core.ko"
 check "load rtrs-server" insmod "$b/rtrs-server.ko" sess_queue_depth=128

@@ -140,8 +140,8 @@ policy_min_latency() {
 b=$(rtrs_build_dir)
 check "veth pair with rxe on both ends" topology_pair
 check "second veth pair with rxe on both ends" topology_second_pair
-check "rping across pair 1" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
-check "rping across pair 2" rping_pair 198.51.100.2 198.51.100.1 rxe3 rxe2
+on_new_pair 1 "rping across pair 1" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
+on_new_pair 2 "rping across pair 2" rping_pair 198.51.100.2 198.51.100.1 rxe3 rxe2
 modprobe -a ib_core rdma_cm sch_netem
 # 128 chunks a session instead of 512: path set-up, which the cycles
 # below repeat, registers one MR per chunk on each side.

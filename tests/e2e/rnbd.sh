@@ -213,7 +213,7 @@ with_device() {
 }
 
 check "veth pair with rxe on both ends" topology_pair
-check "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
+on_new_pair 1 "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
 # A memory-backed null_blk with a volatile write cache (so flushes reach
 # it) and discard; a 64 MiB brd.
 check "null_blk" modprobe null_blk nr_devices=1 gb=1 memory_backed=1 \

@@ -15,7 +15,7 @@ b=$(rtrs_build_dir)
 check "veth pair with rxe on both ends" topology_pair
 # The suite measures the transport, not first contact: make sure the pair
 # carries RDMA CM traffic (GIDs, neighbours) before its first open.
-check "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
+on_new_pair 1 "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
 modprobe -a ib_core rdma_cm
 for m in rtrs-core rtrs-server rtrs-client tests/user/rtrs-test-srv; do
 	check "load $(basename $m)" insmod "$b/$m.ko"

@@ -392,8 +392,8 @@ figure "soak seed $SEED, $SOAK s of events"
 RANDOM=$SEED
 check "veth pair with rxe on both ends" topology_pair
 check "second veth pair with rxe on both ends" topology_second_pair
-check "rping across pair 1" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
-check "rping across pair 2" rping_pair 198.51.100.2 198.51.100.1 rxe3 rxe2
+on_new_pair 1 "rping across pair 1" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
+on_new_pair 2 "rping across pair 2" rping_pair 198.51.100.2 198.51.100.1 rxe3 rxe2
 check "brd" modprobe brd rd_nr=1 rd_size=65536
 check "load rtrs and rnbd" rnbd_load "$b"
 check "build soak-io" gcc -O2 -Wall -pthread -o "$IO" "$RTRS_TOP/tests/e2e/soak-io.c"

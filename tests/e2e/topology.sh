@@ -13,8 +13,68 @@ route_over_wire() {
 		ip route add "$2" dev "$3" src "$1" table "$4"
 }
 
+# Scenarios that share a guest boot (guest-init.sh) share a pair too: a
+# pair still as it was made is kept for the next scenario, as creating
+# its two rxe devices costs 10 to 20 s under TCG.  TOPO holds, per link,
+# its carrier changes once the pair was up: a link that went down since
+# (a flap, see recreate_rxe) makes its pair one to take away and make
+# anew.  pairN.kept says that scenario N's pair was kept.
+TOPO=/run/topology
+
+# pair_intact N: pair N (1: veth0/veth1, rxe0/rxe1, rule tables 100/101;
+# 2: veth2/veth3, rxe2/rxe3, 102/103) is as it was made: links up with
+# no carrier change since, each rxe ACTIVE on its link, the routes over
+# the wire in place, no qdisc added.
+pair_intact() {
+	local i dev
+	for i in $((2 * $1 - 2)) $((2 * $1 - 1)); do
+		dev=veth$i
+		[ -f "$TOPO/$dev" ] && [ -e "/sys/class/net/$dev" ] || return 1
+		[ "$(cat "/sys/class/net/$dev/carrier_changes")" = "$(cat "$TOPO/$dev")" ] ||
+			return 1
+		rdma link show "rxe$i/1" 2>/dev/null | grep -q "state ACTIVE .*netdev $dev\b" ||
+			return 1
+		ip route show table $((100 + i)) | grep -q . || return 1
+		tc qdisc show dev "$dev" | grep -q netem && return 1
+	done
+	return 0
+}
+
+# pair_made N: remember pair N as made, for pair_intact.
+pair_made() {
+	local i
+	mkdir -p "$TOPO"
+	rm -f "$TOPO/pair$1.kept"
+	for i in $((2 * $1 - 2)) $((2 * $1 - 1)); do
+		cat "/sys/class/net/veth$i/carrier_changes" >"$TOPO/veth$i"
+	done
+}
+
+# pair_kept N: pair N is intact from the scenario before; say so.
+pair_kept() {
+	pair_intact "$1" || return 1
+	touch "$TOPO/pair$1.kept"
+	echo "pair $1 kept from the scenario before"
+}
+
+# on_new_pair N NAME CMD...: check NAME CMD only when this scenario made
+# pair N: a kept pair carried RDMA CM traffic in the scenario before.
+on_new_pair() {
+	local n=$1
+	shift
+	[ -e "$TOPO/pair$n.kept" ] || check "$@"
+}
+
+# local_table_last: the local table's rule after those of route_over_wire
+# (once: the other pair may have moved it already).
+local_table_last() {
+	{ ip rule show pref 1000 | grep -q . || ip rule add pref 1000 lookup local; } &&
+		{ ! ip rule show pref 0 | grep -q . || ip rule del pref 0; }
+}
+
 # topology_pair: veth0 (192.0.2.1, rxe0) <-> veth1 (192.0.2.2, rxe1).
 topology_pair() {
+	pair_kept 1 && return 0
 	modprobe veth &&
 	ip link add veth0 type veth peer name veth1 &&
 	ip addr add "$PAIR_A/24" dev veth0 &&
@@ -29,10 +89,10 @@ topology_pair() {
 		net.ipv4.conf.all.rp_filter=0 \
 		net.ipv4.conf.veth0.rp_filter=0 \
 		net.ipv4.conf.veth1.rp_filter=0 || return 1
-	ip rule add pref 1000 lookup local && ip rule del pref 0 &&
+	local_table_last &&
 	route_over_wire "$PAIR_A" "$PAIR_B" veth0 100 &&
 	route_over_wire "$PAIR_B" "$PAIR_A" veth1 101 || return 1
-	rxe_add rxe0 veth0 && rxe_add rxe1 veth1
+	rxe_add rxe0 veth0 && rxe_add rxe1 veth1 && pair_made 1
 }
 
 # restore_routes: put back the routes that send each pair's traffic over
@@ -66,6 +126,7 @@ recreate_rxe() {
 
 # A second pair: veth2 (198.51.100.1, rxe2) <-> veth3 (198.51.100.2, rxe3).
 topology_second_pair() {
+	pair_kept 2 && return 0
 	ip link add veth2 type veth peer name veth3 &&
 	ip addr add 198.51.100.1/24 dev veth2 &&
 	ip addr add 198.51.100.2/24 dev veth3 &&
@@ -76,7 +137,7 @@ topology_second_pair() {
 		net.ipv4.conf.veth3.rp_filter=0 || return 1
 	route_over_wire 198.51.100.1 198.51.100.2 veth2 102 &&
 	route_over_wire 198.51.100.2 198.51.100.1 veth3 103 || return 1
-	rxe_add rxe2 veth2 && rxe_add rxe3 veth3
+	rxe_add rxe2 veth2 && rxe_add rxe3 veth3 && pair_made 2
 }
 
 # rxe_counter DEV COUNTER: one hardware counter of an rxe port.

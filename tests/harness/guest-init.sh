@@ -34,14 +34,80 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 results /run/results
 hostname "rtrs-$RTRS_NAME"
 ip link set lo up
 
-echo "rtrs-guest: $RTRS_NAME on $(uname -r), running $RTRS_SCRIPT at $(cut -d" " -f1 /proc/uptime)"
+# uptime: seconds since the kernel started, whole.
+uptime() { cut -d. -f1 /proc/uptime; }
 
-bash -c '. "$RTRS_TOP/tests/harness/guest-lib.sh" && . "$RTRS_SCRIPT"' \
-	2>&1 | tee /run/results/script.log
-status=${PIPESTATUS[0]}
+# The time each part of the boot took, for the host's table: "boot",
+# each scenario, "kmemleak"; one "PART SECONDS" line each.
+echo "boot $(uptime)" >/run/results/times
+
+# guest_reset SCENARIO: between two scenarios of one boot, take away what
+# a scenario builds and would build again: our modules and rnbd's, the
+# block devices, addresses on eth0, the kernel log, and the rxe devices,
+# veth pairs and routing rules of tests/e2e/topology.sh but for a pair
+# still as it was made (pair_intact), which the next scenario keeps.  A
+# scenario unloads its modules itself: one that left any fails here.
+guest_reset() {
+	local left m pass keep=
+	left=$(awk '$1 ~ /^(rtrs|rnbd)_/ { print $1 }' /proc/modules | xargs)
+	for pass in 1 2 3 4; do
+		for m in $(awk '$1 ~ /^(rtrs|rnbd)_|^(null_blk|brd)$/ && $3 == 0 { print $1 }' \
+				/proc/modules); do
+			rmmod "$m" 2>/dev/null
+		done
+	done
+	(. "$RTRS_TOP/tests/e2e/topology.sh" && pair_intact 1) && keep+=" rxe0 rxe1"
+	(. "$RTRS_TOP/tests/e2e/topology.sh" && pair_intact 2) && keep+=" rxe2 rxe3"
+	for m in $(rdma link show 2>/dev/null | awk '{ sub("/.*", "", $2); print $2 }'); do
+		[[ "$keep " == *" $m "* ]] || rdma link delete "$m"
+	done
+	[[ "$keep" == *rxe0* ]] || ip link del veth0 2>/dev/null
+	[[ "$keep" == *rxe2* ]] || ip link del veth2 2>/dev/null
+	ip addr flush dev eth0 2>/dev/null
+	for m in 100 101 102 103; do
+		[ -e "/sys/class/net/veth$((m - 100))" ] || ip rule del pref "$m" 2>/dev/null
+	done
+	if [ -z "$keep" ]; then
+		ip rule show pref 0 | grep -q . || ip rule add pref 0 lookup local
+		ip rule del pref 1000 2>/dev/null
+	fi
+	dmesg -C
+	if [ -n "$left" ]; then
+		echo "FAIL $1/left nothing loaded: $left" >>"$RESULTS/checks"
+	else
+		echo "PASS $1/left nothing loaded" >>"$RESULTS/checks"
+	fi
+}
+
+# RTRS_SCRIPT is a comma-separated list of scenarios, run in turn, each
+# named after its file.  A guest of one scenario keeps its results in
+# /run/results and is named RTRS_NAME; a guest of several gives each its
+# own folder there.
+IFS=, read -r -a scripts <<<"$RTRS_SCRIPT"
+status=0
+for script in "${scripts[@]}"; do
+	if [ ${#scripts[@]} -gt 1 ]; then
+		name=$(basename "$script" .sh)
+		RESULTS=/run/results/$name
+		mkdir -p "$RESULTS/kunit"
+	else
+		name=$RTRS_NAME
+		RESULTS=/run/results
+	fi
+	t0=$(uptime)
+	echo "rtrs-guest: $name on $(uname -r), running $script at $(cut -d" " -f1 /proc/uptime)"
+	RTRS_NAME=$name RESULTS=$RESULTS RTRS_SCRIPT=$script \
+		bash -c '. "$RTRS_TOP/tests/harness/guest-lib.sh" && . "$RTRS_SCRIPT"' \
+		2>&1 | tee "$RESULTS/script.log"
+	rc=${PIPESTATUS[0]}
+	[ "$rc" -eq 0 ] || { echo "FAIL $name/script: exited with $rc" >>"$RESULTS/checks"; status=$rc; }
+	[ ${#scripts[@]} -eq 1 ] || guest_reset "$name"
+	echo "$name $(( $(uptime) - t0 ))" >>/run/results/times
+	echo "rtrs-guest: $name took $(( $(uptime) - t0 )) s"
+done
 echo "$status" >/run/results/status
-[ "$status" -eq 0 ] || echo "FAIL $RTRS_NAME/script: exited with $status" >>/run/results/checks
 
+t0=$(uptime)
 if [ -w /sys/kernel/debug/kmemleak ]; then
 	# Objects younger than 5 s are never reported; let them age first.
 	sleep 6
@@ -53,6 +119,7 @@ if [ -w /sys/kernel/debug/kmemleak ]; then
 	cat /sys/kernel/debug/kmemleak >/run/results/kmemleak
 	[ -s /run/results/kmemleak ] &&
 		{ echo "rtrs-guest: kmemleak report:"; cat /run/results/kmemleak; }
+	echo "kmemleak $(( $(uptime) - t0 ))" >>/run/results/times
 fi
 
 sync

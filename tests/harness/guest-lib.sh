@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
 # Helpers for scenario scripts that run inside a test guest.  Sourced by
-# guest-init.sh before the scenario.  Each check appends one line to
-# /run/results/checks: "PASS <scenario>/<check>" or
-# "FAIL <scenario>/<check>: <why>".
+# guest-init.sh before each scenario.  Each check appends one line to
+# $RESULTS/checks: "PASS <scenario>/<check>" or
+# "FAIL <scenario>/<check>: <why>".  RESULTS is /run/results in a guest
+# of one scenario, /run/results/<scenario> in a guest of several.
 
-RESULTS=/run/results
+RESULTS=${RESULTS:-/run/results}
 
 pass() {
 	echo "PASS $RTRS_NAME/$1" >>$RESULTS/checks
@@ -19,10 +20,13 @@ fail() {
 
 # check NAME CMD...: pass when CMD succeeds; else fail with its last line.
 # A check that took 10 s or more says how long in the script's log (not in
-# the checks file), so the slow parts of a scenario are easy to find.
+# the checks file), so the slow parts of a scenario are easy to find.  The
+# console says which check starts, so that a guest that runs out of time
+# names the step it was in (guest.sh).
 check() {
 	local name=$1 out t0=$SECONDS
 	shift
+	echo "rtrs-step: $RTRS_NAME/$name" >/dev/console
 	if out=$("$@" 2>&1); then
 		pass "$name"
 	else

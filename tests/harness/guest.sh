@@ -4,7 +4,7 @@
 # Boot one test guest under QEMU (TCG), run a scenario script in it, and
 # judge the run.
 #
-#   guest.sh --name NAME --kernel test|stock --script FILE
+#   guest.sh --name NAME --kernel test|stock --script FILE [--script FILE]...
 #            [--timeout SEC] [--mem MB] [--smp N]
 #            [--net none|listen:PORT|connect:PORT] [--mac N] [--env K=V]...
 #            [--peer NAME]
@@ -16,19 +16,26 @@
 # of such a pair: when that one's kernel fails before init (it leaves
 # boot-flake), this one is stopped too, since the pair boots again anyway.
 #
+# Several --script run in turn in one boot (see guest-init.sh): boot, module
+# loads and rxe set-up are paid once.  Each is a scenario named after its
+# file.
+#
 # Leaves in $RTRS_RESULTS/NAME: console.log, checks (PASS/FAIL lines of the
-# scenario), kunit/*.ktap, and host-checks (this script's verdict on the
-# boot and on the kernel log).  Exits non-zero when any of them failed.
+# scenario), kunit/*.ktap, times (seconds per part of the boot: "boot",
+# each scenario, "kmemleak", and this script's "total"), and host-checks
+# (this script's verdict on the boot and on the kernel log).  With several
+# scenarios, each keeps its checks, kunit/ and logs in a folder of its name
+# below.  Exits non-zero when any of them failed.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-name= kernel=test script= timeout=900 mem=2048 smp=2 net=none mac=1 peer=
+name= kernel=test scripts= timeout=900 mem=2048 smp=2 net=none mac=1 peer=
 envs=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--name) name=$2; shift 2 ;;
 	--kernel) kernel=$2; shift 2 ;;
-	--script) script=$2; shift 2 ;;
+	--script) scripts+=${scripts:+,}$(realpath "$2"); shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--mem) mem=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
@@ -43,8 +50,7 @@ while [ $# -gt 0 ]; do
 	*) rtrs_die "guest.sh: unknown argument '$1'" ;;
 	esac
 done
-[ -n "$name" ] && [ -n "$script" ] || rtrs_die "guest.sh: --name and --script are required"
-script=$(realpath "$script")
+[ -n "$name" ] && [ -n "$scripts" ] || rtrs_die "guest.sh: --name and --script are required"
 
 out=$RTRS_RESULTS/$name
 rm -rf "$out"
@@ -86,7 +92,7 @@ stock)
 	;;
 *) rtrs_die "guest.sh: unknown kernel '$kernel'" ;;
 esac
-append+=" RTRS_TOP=$RTRS_TOP RTRS_NAME=$name RTRS_SCRIPT=$script"
+append+=" RTRS_TOP=$RTRS_TOP RTRS_NAME=$name RTRS_SCRIPT=$scripts"
 append+=" RTRS_MODDIR=$moddir RTRS_KERNEL=$kernel"
 for e in "${envs[@]}"; do
 	append+=" $e"
@@ -119,8 +125,9 @@ boot_phase_problem() {
 # A kernel that has not started init after this many seconds hung in
 # early boot: seen under TCG on a loaded host, the console stopping in the
 # kernel's own self tests.  A healthy boot reaches init in well under a
-# minute.  Such a boot is lost like one with a kernel problem before init.
-BOOT_DEADLINE=${RTRS_BOOT_DEADLINE:-240}
+# minute (18 s alone, 30 to 36 s beside another guest, on 2026-12-02).
+# Such a boot is lost like one with a kernel problem before init.
+BOOT_DEADLINE=${RTRS_BOOT_DEADLINE:-120}
 
 # watch_boot PID: while QEMU runs, stop it as soon as the boot is known
 # to be lost - its own kernel failed or hung before init, or the peer's
@@ -188,8 +195,8 @@ if boot_lost; then
 	mv "$out/console.log" "$out/console.boot-failure.log"
 	if [ "$net" = none ]; then
 		rtrs_log "guest $name: booting again"
-		rm -rf "$out/checks" "$out/kunit" "$out/status" "$out/script.log" \
-			"$out/boot-hung"
+		find "$out" -mindepth 1 -maxdepth 1 ! -name console.boot-failure.log \
+			! -name qemu.log -exec rm -rf {} +
 		mkdir -p "$out/kunit"
 		boot
 	else
@@ -204,11 +211,19 @@ verdict() {
 	echo "$1 $name/$2" >>"$out/host-checks"
 }
 
-# The boot: did the guest run its script and power off by itself?
+# The check a guest was in when it ran out of time or died (guest-lib.sh's
+# check() announces each).
+last_step() {
+	grep -a '^rtrs-step: ' "$out/console.log" 2>/dev/null | tail -n 1 |
+		sed 's/^rtrs-step: //'
+}
+
+echo "total $secs" >>"$out/times"
+# The boot: did the guest run its scripts and power off by itself?
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
-	verdict FAIL "guest completed: hung, killed after ${timeout}s (see $out/console.log)"
+	verdict FAIL "guest completed: hung, killed after ${timeout}s in step '$(last_step)' (see $out/console.log)"
 elif ! grep -q '^rtrs-guest: done' "$out/console.log" 2>/dev/null; then
-	verdict FAIL "guest completed: died before the end (qemu rc $rc; see $out/console.log)"
+	verdict FAIL "guest completed: died before the end in step '$(last_step)' (qemu rc $rc; see $out/console.log)"
 else
 	verdict PASS "guest completed"
 fi
