@@ -73,12 +73,29 @@ memory_of_session() {
 	[ $((free0 - free1)) -gt 0 ]
 }
 
+# The server says where its reading is by taking up an address, which the
+# client waits to see answer ARP (a datagram to it, bash's /dev/udp, makes
+# the kernel ask): READ_IDLE once it has read its memory without a
+# session, READ_HELD once it has read it with the session held.
+READ_IDLE=203.0.113.10
+READ_HELD=203.0.113.11
+
+announce() {
+	ip addr add "$1/24" dev eth0
+}
+
+answers() {
+	echo >"/dev/udp/$1/9" || return 1
+	sleep 1
+	ip neigh show "$1" dev eth0 | grep -q lladdr
+}
+
 held_up() {
-	retry_until 120 served_held 1
+	announce "$READ_IDLE" && retry_until 120 served_held 1
 }
 
 held_gone() {
-	retry_until 120 served_held 0
+	announce "$READ_HELD" && retry_until 120 served_held 0
 }
 
 # served_held N: the test server holds N sessions.
@@ -91,10 +108,9 @@ hold_open() {
 		server="ip:$CLIENT6@ip:$SERVER6"
 }
 
-# The server measures while the client holds the session for 20 s.
+# The client holds the session until the server has taken its reading.
 hold_close() {
-	sleep 20
-	rmmod rtrs-test-cycles
+	wait_for 120 answers "$READ_HELD" && rmmod rtrs-test-cycles
 }
 
 if [ "$RTRS_ROLE" = server ]; then
@@ -113,8 +129,8 @@ else
 	# Retries are for a server not yet up; an IO may not have failed.
 	check "no IPv6 IO failed, even in a retry" not io_failed
 	check "unload rtrs-test-cycles" rmmod rtrs-test-cycles
-	# Give the server time to take its reading without the session.
-	sleep 10
+	check "the server read its memory without a session" \
+		wait_for 120 answers "$READ_IDLE"
 	check "memory of one session, client side" \
 		memory_of_session hold_open hold_close
 	check "unload rtrs-client" rmmod rtrs-client
