@@ -34,10 +34,43 @@ setup() {
 	fi
 }
 
+# phase NAME: what runs from here to the next phase, or to the end, is
+# NAME in the table of times.
+PHASES=$RTRS_RESULTS/phases
+phase_name=
+phase_t0=$t0
+phase() {
+	local now
+	now=$(date +%s)
+	[ -z "$phase_name" ] || echo "$phase_name $((now - phase_t0))" >>"$PHASES"
+	phase_name=$1
+	phase_t0=$now
+}
+
+# times_table: where the time went, per phase and per guest, the guests
+# split into their boot, scenarios and kmemleak scan (each guest's times
+# file, see guest.sh).
+times_table() {
+	local dir
+	echo "where the time went (s):"
+	[ -f "$PHASES" ] && awk '{ printf "  %-28s %5d\n", $1, $2 }' "$PHASES"
+	for dir in "$RTRS_RESULTS"/*/; do
+		[ -f "$dir/times" ] || continue
+		awk -v g="$(basename "$dir")" '
+			$1 == "total" { total = $2; next }
+			{ parts = parts sep $1 " " $2; sep = ", " }
+			END { printf "  guest %-22s %5d  (%s)\n", g, total, parts }' "$dir/times"
+	done
+	echo "  total                        $(( $(date +%s) - t0 ))"
+}
+
 finish() {
 	local pass fail
+	phase end
 	pass=$(grep -c '^PASS' "$ALL")
 	fail=$(grep -c '^FAIL' "$ALL")
+	echo
+	times_table
 	echo
 	grep '^FAIL' "$ALL"
 	echo "results: $RTRS_RESULTS (checks, per-scenario console logs)"
@@ -49,6 +82,7 @@ finish() {
 
 # ---- set-up ----------------------------------------------------------
 
+phase set-up
 rtrs_log "installing what is missing"
 setup deps "$H/deps.sh"
 rtrs_log "test kernel (cached after the first build; the first build takes about 15 minutes)"
@@ -187,6 +221,7 @@ hygiene() {
 	done
 }
 
+phase builds
 rtrs_log "building against the test kernel (W=1 C=1) and the stock headers (W=1)"
 build test "$KDIR_TEST" C=1
 # The userspace peer of the hostile scenario, beside the test modules.
@@ -196,24 +231,46 @@ clean_tree
 rtrs_log "building through DKMS (stock headers) and in a copy of the 6.1 tree"
 dkms_build
 intree_build
+phase style-and-docs
 rtrs_log "checkpatch --strict, kernel-doc and the rst documents"
 hygiene
 
 # ---- guests ------------------------------------------------------------
 
-# CHECK_ONLY="NAME..." boots only the guests of those scenarios (for a
-# pair, its name without -server or -client); the builds and style checks
-# run as always.  Unset: every scenario.
+# CHECK_ONLY="NAME..." boots only the guests of those scenarios (the
+# files under tests/e2e, without .sh) or of those guests (for a pair, its
+# name without -server or -client), each with only the scenarios named;
+# the builds and style checks run as always.  Unset: every scenario.
 wanted() {
 	[ -z "${CHECK_ONLY:-}" ] || [[ " ${CHECK_ONLY//,/ } " == *" $1 "* ]]
 }
 
-# guest --name NAME ...: boot one guest (see guest.sh) unless CHECK_ONLY
-# leaves NAME out.
+# scripts GUEST SCENARIO...: the --script arguments of the SCENARIOs of
+# GUEST that CHECK_ONLY leaves in.
+scripts() {
+	local g=$1 sc
+	shift
+	for sc in "$@"; do
+		if wanted "$g" || wanted "$sc"; then
+			echo "--script"
+			echo "$E/$sc.sh"
+		fi
+	done
+}
+
+# guest NAME SCENARIO... -- ARGS...: boot one guest (see guest.sh) that runs
+# the SCENARIOs in turn, unless CHECK_ONLY leaves them all out.
 guest() {
-	[ "$1" != --name ] || wanted "${2%-server}" || wanted "${2%-client}" ||
-		return 0
-	"$H/guest.sh" "$@" || true
+	local name=$1 sc=() s
+	shift
+	while [ "$1" != -- ]; do
+		sc+=("$1")
+		shift
+	done
+	shift
+	mapfile -t s < <(scripts "$name" "${sc[@]}")
+	[ ${#s[@]} -gt 0 ] || return 0
+	"$H/guest.sh" --name "$name" "${s[@]}" "$@" || true
 }
 
 free_port() {
@@ -224,24 +281,26 @@ free_port() {
 	echo 23456
 }
 
-# guest_pair NAME SCRIPT [TIMEOUT]: a server and a client guest, joined by
-# a socket netdev on 127.0.0.1; the script sees RTRS_ROLE=server or client.
-# Each guest has TIMEOUT seconds (600 unless given).  When either kernel
-# failed before init (see guest.sh), both are stopped at once and the
-# pair boots again.
+# guest_pair NAME TIMEOUT SCENARIO...: a server and a client guest, joined
+# by a socket netdev on 127.0.0.1, each running the SCENARIOs in turn; a
+# scenario sees RTRS_ROLE=server or client.  Each guest has TIMEOUT
+# seconds.  When either kernel failed before init (see guest.sh), both
+# are stopped at once and the pair boots again.
 guest_pair() {
-	local name=$1 script=$2 timeout=${3:-600} port spid try
-	wanted "$name" || return 0
+	local name=$1 timeout=$2 port spid try s
+	shift 2
+	mapfile -t s < <(scripts "$name" "$@")
+	[ ${#s[@]} -gt 0 ] || return 0
 	for try in 1 2; do
 		rm -f "$RTRS_RESULTS/$name-server/boot-flake" \
 			"$RTRS_RESULTS/$name-client/boot-flake"
 		port=$(free_port)
-		guest --name "$name-server" --kernel test --script "$script" \
+		"$H/guest.sh" --name "$name-server" --kernel test "${s[@]}" \
 			--net "listen:$port" --mac 1 --env RTRS_ROLE=server \
 			--peer "$name-client" --timeout "$timeout" &
 		spid=$!
 		sleep 2
-		guest --name "$name-client" --kernel test --script "$script" \
+		"$H/guest.sh" --name "$name-client" --kernel test "${s[@]}" \
 			--net "connect:$port" --mac 2 --env RTRS_ROLE=client \
 			--peer "$name-server" --timeout "$timeout"
 		wait "$spid"
@@ -252,39 +311,10 @@ guest_pair() {
 	rtrs_log "guest pair $name: lost its boot twice, giving up"
 }
 
-rtrs_log "guests"
-guest --name kunit --kernel test --script "$E/kunit.sh" --timeout 600
-guest --name session --kernel test --script "$E/session.sh" --timeout 900
-# Verified IO over one path while 2 % of the packets are lost.
-guest --name lossy --kernel test --script "$E/lossy.sh" --timeout 600
-# Memory per session and RTRS_CYCLES open/close cycles (make check
-# RTRS_CYCLES=N; about 0.3 s a cycle under TCG, twice that on a busy host).
-# The counts of repeated cycles here keep make check within an hour and
-# a half on a slow host; the counts of the long run are in README.md.
-guest --name session-cycles --kernel test --script "$E/session-cycles.sh" \
-	--env "RTRS_CYCLES=${RTRS_CYCLES:-300}" --timeout 2400
-# Two paths under verified IO; MPATH_CYCLES remove/add cycles of a path
-# (about 2 s a cycle under TCG).
-guest --name multipath --kernel test --script "$E/multipath.sh" --timeout 2700 \
-	--env MPATH_CYCLES="${MPATH_CYCLES:-20}"
-# A userspace client that breaks the protocol in each way rtrs.rst lists
-# under "Hostile peers"; every lie must be refused and leave the server
-# serving others (8 to 10 minutes under TCG).
-guest --name hostile --kernel test --script "$E/hostile.sh" --timeout 1200
-# Allocation failures: each setup path fails at its fault points in turn
-# and must leave nothing behind.  Every point of every path would take
-# hours under TCG (fail-nth alone counts some 11,000): by default about 4
-# fail-nth points and 15 fail_rtrs points of each path, evenly spread,
-# about 5 minutes; make faults (tests/harness/faults.sh) tries them all.
-guest --name faults --kernel test --script "$E/faults.sh" --timeout 900 \
-	--env FAULTS_BUDGET="${FAULTS_BUDGET:-4}" \
-	--env FAULTS_RTRS_BUDGET="${FAULTS_RTRS_BUDGET:-15}"
-guest_pair two-guests "$E/two-guests.sh"
-guest --name stock --kernel stock --script "$E/stock.sh" --mem 1024 --timeout 300
-
-# rnbd from Linux 6.1, unmodified, built on our modules for both kernels,
-# and run on them in the test kernel.
-rtrs_log "rnbd: build against both kernels, then its guest"
+# rnbd from Linux 6.1, unmodified, built on our modules for both kernels
+# (and run on them in the test kernel, below).
+phase rnbd-builds
+rtrs_log "rnbd: build against both kernels"
 for k in test:"$KDIR_TEST" stock:"$KDIR_STOCK"; do
 	if "$H/rnbd.sh" "${k#*:}" "$RTRS_TOP/build/${k%%:*}" \
 		>"$RTRS_RESULTS/build-rnbd-${k%%:*}.log" 2>&1; then
@@ -293,25 +323,73 @@ for k in test:"$KDIR_TEST" stock:"$KDIR_STOCK"; do
 		record FAIL "build/rnbd-${k%%:*}" "$(tail -n 1 "$RTRS_RESULTS/build-rnbd-${k%%:*}.log")"
 	fi
 done
-[ -f "$RTRS_TOP/build/test/rnbd/rnbd-client.ko" ] &&
-	guest --name rnbd --kernel test --script "$E/rnbd.sh" --timeout 1200 \
-		--env "RNBD_CYCLES=${RNBD_CYCLES:-20}"
-# The soak, short: verified rnbd IO over two paths for SOAK_SECONDS (60
-# unless given; 0 leaves it out) while links flap, rxe devices, paths and
-# the server modules go and come back, from a new seed each run (in
-# results/soak/script.log; SOAK_SEED=N repeats it).  make soak is the
-# long form.
+
+# The scenarios share guest boots: boot, module loads and the rxe pairs
+# are paid once a guest (guest-init.sh resets the guest between two
+# scenarios and keeps a pair still as it was made).  Two guests run side
+# by side: one leaves a core of this machine idle for about a third of
+# its time, two keep both busy.  The counts of repeated cycles keep make
+# check within 45 minutes on a quiet host; the counts of the long run are
+# in README.md.  Each guest's time limit is about twice what it took on
+# a quiet host.
+#
+# Guest 1:
+#  - kunit: the modules load and unload, the KUnit suites but rtrs-session;
+#  - session: the rtrs-session suite against the test server;
+#  - session-cycles: memory per session and RTRS_CYCLES open/close cycles
+#    (about 0.4 s a cycle);
+#  - lossy: verified IO over one path while 2 % of the packets are lost;
+#  - hostile: a userspace peer that breaks the protocol in each way
+#    rtrs.rst lists under "Hostile peers"; every lie must be refused and
+#    leave the other side serving others;
+#  - soak: verified rnbd IO over two paths for SOAK_SECONDS (60 unless
+#    given; 0 leaves it out) while links flap, rxe devices, paths and the
+#    server modules go and come back, from a new seed each run (in its
+#    script.log; SOAK_SEED=N repeats it); make soak is the long form.
+# Guest 2:
+#  - faults: allocation failures; each set-up path fails at its fault
+#    points in turn and must leave nothing behind.  Every point of every
+#    path would take hours (fail-nth alone counts some 11,000): by default
+#    about 4 fail-nth and 15 fail_rtrs points of each path, evenly
+#    spread; make faults tries them all;
+#  - multipath: two paths under verified IO, MPATH_CYCLES remove/add
+#    cycles of a path (about 3 s a cycle);
+#  - rnbd: rnbd from Linux 6.1 on our modules, RNBD_CYCLES map/unmap
+#    cycles.
+phase guests
+rtrs_log "guests"
+rnbd_built=
+[ ! -f "$RTRS_TOP/build/test/rnbd/rnbd-client.ko" ] || rnbd_built=1
 SOAK_SECONDS=${SOAK_SECONDS:-60}
+soak=
+[ "$SOAK_SECONDS" = 0 ] || [ -z "$rnbd_built" ] || soak=soak
 soak_env=(--env "SOAK_SECONDS=$SOAK_SECONDS")
 [ -z "${SOAK_SEED:-}" ] || soak_env+=(--env "SOAK_SEED=$SOAK_SEED")
-[ "$SOAK_SECONDS" != 0 ] && [ -f "$RTRS_TOP/build/test/rnbd/rnbd-client.ko" ] &&
-	guest --name soak --kernel test --script "$E/soak.sh" --timeout 1200 \
-		"${soak_env[@]}"
-# Interop with the mainline RTRS and rnbd of the test kernel, both ways:
-# our client and rnbd-client against mainline's server, then mainline's
-# client against ours, over two paths with one of them failing.
-[ -f "$RTRS_TOP/build/test/rnbd/rnbd-client.ko" ] &&
-	guest_pair interop "$E/interop.sh" 900
+# shellcheck disable=SC2086 # soak: a scenario, or none
+guest guest-1 kunit session session-cycles lossy hostile $soak -- \
+	--kernel test --timeout 3600 \
+	--env "RTRS_CYCLES=${RTRS_CYCLES:-200}" "${soak_env[@]}" &
+guest1=$!
+rnbd=
+[ -z "$rnbd_built" ] || rnbd=rnbd
+# shellcheck disable=SC2086 # rnbd: a scenario, or none
+guest guest-2 faults multipath $rnbd -- \
+	--kernel test --timeout 3600 \
+	--env FAULTS_BUDGET="${FAULTS_BUDGET:-4}" \
+	--env FAULTS_RTRS_BUDGET="${FAULTS_RTRS_BUDGET:-15}" \
+	--env MPATH_CYCLES="${MPATH_CYCLES:-10}" \
+	--env "RNBD_CYCLES=${RNBD_CYCLES:-10}"
+wait "$guest1"
+guest stock stock -- --kernel stock --mem 1024 --timeout 300
+# A pair of guests: IPv6 sessions and what one costs each side
+# (two-guests); interop with the mainline RTRS and rnbd of the test
+# kernel, both ways: our client and rnbd-client against mainline's
+# server, then mainline's client against ours, over two paths with one
+# of them failing.
+interop=
+[ -z "$rnbd_built" ] || interop=interop
+# shellcheck disable=SC2086 # interop: a scenario, or none
+guest_pair pair 1800 two-guests $interop
 
 # ---- results -----------------------------------------------------------
 
@@ -333,12 +411,15 @@ ktap_cases() {
 	' "$file"
 }
 
+# A guest's results, and those of each scenario of a guest of several.
 for dir in "$RTRS_RESULTS"/*/; do
 	[ -f "$dir/host-checks" ] || continue
 	cat "$dir/host-checks" >>"$ALL"
-	[ -f "$dir/checks" ] && cat "$dir/checks" >>"$ALL"
-	for k in "$dir"/kunit/*.ktap; do
-		[ -f "$k" ] && ktap_cases "$(basename "$k" .ktap)" "$k" >>"$ALL"
+	for d in "$dir" "$dir"/*/; do
+		[ -f "$d/checks" ] && cat "$d/checks" >>"$ALL"
+		for k in "$d"/kunit/*.ktap; do
+			[ -f "$k" ] && ktap_cases "$(basename "$k" .ktap)" "$k" >>"$ALL"
+		done
 	done
 done
 
