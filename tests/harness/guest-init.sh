@@ -48,9 +48,9 @@ echo "boot $(uptime)" >/run/results/times
 # still as it was made (pair_intact), which the next scenario keeps.  A
 # scenario unloads its modules itself: one that left any fails here.
 guest_reset() {
-	local left m pass keep=
+	local left m keep=
 	left=$(awk '$1 ~ /^(rtrs|rnbd)_/ { print $1 }' /proc/modules | xargs)
-	for pass in 1 2 3 4; do
+	for _ in 1 2 3 4; do
 		for m in $(awk '$1 ~ /^(rtrs|rnbd)_|^(null_blk|brd)$/ && $3 == 0 { print $1 }' \
 				/proc/modules); do
 			rmmod "$m" 2>/dev/null
