@@ -17,7 +17,7 @@
 # the right way again, and checks that no IO failed.  RTRS_ROLE says which
 # side this is.  The guests meet only on the wire: the client retries its
 # map until the server serves, and each side says where it is by taking up
-# an address the other one waits to answer ARP (see answers).
+# an address the other one waits to answer ARP (see answers in guest-lib.sh).
 
 SERVER=203.0.113.1
 CLIENT=203.0.113.2
@@ -82,20 +82,6 @@ unload() {
 	for m in "rnbd_$1" "rtrs_$1" rtrs_core; do
 		rmmod "$m" || { echo "rmmod $m failed"; return 1; }
 	done
-}
-
-# answers ADDR: the peer has taken up ADDR: it answers ARP for it.  A
-# datagram to ADDR (bash's /dev/udp; there is no ping in the guest) makes
-# the kernel ask.
-answers() {
-	echo >"/dev/udp/$1/9" || return 1
-	sleep 1
-	ip neigh show "$1" dev eth0 | grep -q lladdr
-}
-
-# announce ADDR: take up ADDR, a message to the peer.
-announce() {
-	ip addr add "$1/24" dev eth0
 }
 
 # ---- server ------------------------------------------------------------

@@ -18,7 +18,8 @@ route_over_wire() {
 # its two rxe devices costs 10 to 20 s under TCG.  TOPO holds, per link,
 # its carrier changes once the pair was up: a link that went down since
 # (a flap, see recreate_rxe) makes its pair one to take away and make
-# anew.  pairN.kept says that scenario N's pair was kept.
+# anew.  pairN.kept says that this scenario kept pair N (guest-init.sh
+# clears it between two scenarios).
 TOPO=/run/topology
 
 # pair_intact N: pair N (1: veth0/veth1, rxe0/rxe1, rule tables 100/101;
@@ -44,7 +45,6 @@ pair_intact() {
 pair_made() {
 	local i
 	mkdir -p "$TOPO"
-	rm -f "$TOPO/pair$1.kept"
 	for i in $((2 * $1 - 2)) $((2 * $1 - 1)); do
 		cat "/sys/class/net/veth$i/carrier_changes" >"$TOPO/veth$i"
 	done

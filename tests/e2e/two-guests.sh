@@ -73,22 +73,12 @@ memory_of_session() {
 	[ $((free0 - free1)) -gt 0 ]
 }
 
-# The server says where its reading is by taking up an address, which the
-# client waits to see answer ARP (a datagram to it, bash's /dev/udp, makes
-# the kernel ask): READ_IDLE once it has read its memory without a
-# session, READ_HELD once it has read it with the session held.
+# The server says where its reading is by taking up an address (announce)
+# that the client waits for (answers): READ_IDLE once it has read its
+# memory without a session, READ_HELD once it has read it with the
+# session held.
 READ_IDLE=203.0.113.10
 READ_HELD=203.0.113.11
-
-announce() {
-	ip addr add "$1/24" dev eth0
-}
-
-answers() {
-	echo >"/dev/udp/$1/9" || return 1
-	sleep 1
-	ip neigh show "$1" dev eth0 | grep -q lladdr
-}
 
 held_up() {
 	announce "$READ_IDLE" && retry_until 120 served_held 1

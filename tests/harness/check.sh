@@ -73,7 +73,7 @@ finish() {
 	times_table
 	echo
 	grep '^FAIL' "$ALL"
-	echo "results: $RTRS_RESULTS (checks, per-scenario console logs)"
+	echo "results: $RTRS_RESULTS (checks, phases, per-guest console logs and times)"
 	echo "took $(( $(date +%s) - t0 )) s"
 	echo "$pass passed, $fail failed"
 	[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

@@ -41,6 +41,9 @@ uptime() { cut -d. -f1 /proc/uptime; }
 # each scenario, "kmemleak"; one "PART SECONDS" line each.
 echo "boot $(uptime)" >/run/results/times
 
+# pair_intact and TOPO, for guest_reset.
+. "$RTRS_TOP/tests/e2e/topology.sh"
+
 # guest_reset SCENARIO: between two scenarios of one boot, take away what
 # a scenario builds and would build again: our modules and rnbd's, the
 # block devices, addresses on eth0, the kernel log, and the rxe devices,
@@ -56,21 +59,25 @@ guest_reset() {
 			rmmod "$m" 2>/dev/null
 		done
 	done
-	(. "$RTRS_TOP/tests/e2e/topology.sh" && pair_intact 1) && keep+=" rxe0 rxe1"
-	(. "$RTRS_TOP/tests/e2e/topology.sh" && pair_intact 2) && keep+=" rxe2 rxe3"
+	# In the reverse order of topology.sh: rxe devices, routing rules,
+	# links; the local table's rule goes back once no pair is left.
+	pair_intact 1 && keep+=" 1"
+	pair_intact 2 && keep+=" 2"
+	rm -f "$TOPO"/pair*.kept
 	for m in $(rdma link show 2>/dev/null | awk '{ sub("/.*", "", $2); print $2 }'); do
-		[[ "$keep " == *" $m "* ]] || rdma link delete "$m"
+		[[ "$keep" == *" $(( ${m#rxe} / 2 + 1 ))"* ]] || rdma link delete "$m"
 	done
-	[[ "$keep" == *rxe0* ]] || ip link del veth0 2>/dev/null
-	[[ "$keep" == *rxe2* ]] || ip link del veth2 2>/dev/null
-	ip addr flush dev eth0 2>/dev/null
-	for m in 100 101 102 103; do
-		[ -e "/sys/class/net/veth$((m - 100))" ] || ip rule del pref "$m" 2>/dev/null
+	for m in 1 2; do
+		[[ "$keep" == *" $m"* ]] && continue
+		ip rule del pref $((98 + 2 * m)) 2>/dev/null
+		ip rule del pref $((99 + 2 * m)) 2>/dev/null
+		ip link del "veth$((2 * m - 2))" 2>/dev/null
 	done
 	if [ -z "$keep" ]; then
 		ip rule show pref 0 | grep -q . || ip rule add pref 0 lookup local
 		ip rule del pref 1000 2>/dev/null
 	fi
+	ip addr flush dev eth0 2>/dev/null
 	dmesg -C
 	if [ -n "$left" ]; then
 		echo "FAIL $1/left nothing loaded: $left" >>"$RESULTS/checks"
@@ -89,11 +96,11 @@ for script in "${scripts[@]}"; do
 	if [ ${#scripts[@]} -gt 1 ]; then
 		name=$(basename "$script" .sh)
 		RESULTS=/run/results/$name
-		mkdir -p "$RESULTS/kunit"
 	else
 		name=$RTRS_NAME
 		RESULTS=/run/results
 	fi
+	mkdir -p "$RESULTS/kunit"
 	t0=$(uptime)
 	echo "rtrs-guest: $name on $(uname -r), running $script at $(cut -d" " -f1 /proc/uptime)"
 	RTRS_NAME=$name RESULTS=$RESULTS RTRS_SCRIPT=$script \

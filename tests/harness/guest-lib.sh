@@ -116,6 +116,24 @@ wait_for() {
 	done
 }
 
+# Guests of a pair (a QEMU socket netdev on eth0) tell each other where
+# they are on the wire alone: a guest takes up an address, the other
+# waits for it to answer ARP.
+#
+# announce ADDR: take up ADDR, a message to the peer.
+announce() {
+	ip addr add "$1/24" dev eth0
+}
+
+# answers ADDR: the peer has taken up ADDR: it answers ARP for it.  A
+# datagram to ADDR (bash's /dev/udp; there is no ping in the guest) makes
+# the kernel ask.
+answers() {
+	echo >"/dev/udp/$1/9" || return 1
+	sleep 1
+	ip neigh show "$1" dev eth0 | grep -q lladdr
+}
+
 # retry_until SECONDS CMD...: run CMD until it succeeds, for SECONDS at
 # most; on failure, print the end of its last output.  Guests of a pair
 # may start in either order, so their side of a meeting retries.

@@ -54,7 +54,7 @@ done
 
 out=$RTRS_RESULTS/$name
 rm -rf "$out"
-mkdir -p "$out/kunit"
+mkdir -p "$out"
 
 append="console=ttyS0,115200 root=root rootfstype=9p ro"
 append+=" rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose"
@@ -197,7 +197,6 @@ if boot_lost; then
 		rtrs_log "guest $name: booting again"
 		find "$out" -mindepth 1 -maxdepth 1 ! -name console.boot-failure.log \
 			! -name qemu.log -exec rm -rf {} +
-		mkdir -p "$out/kunit"
 		boot
 	else
 		# A guest of a pair cannot boot alone: the caller reruns both.
