@@ -73,10 +73,13 @@ void rtrs_srv_path_down(struct rtrs_srv_path *path)
 	mutex_lock(&sess->ev_mutex);
 	if (path->established) {
 		path->established = false;
-		if (!--sess->paths_up)
+		if (!--sess->paths_up) {
 			sess->ctx->ops.link_ev(sess,
 					       RTRS_SRV_LINK_EV_DISCONNECTED,
 					       READ_ONCE(sess->priv));
+			/* The user's pointer ends with its session. */
+			WRITE_ONCE(sess->priv, NULL);
+		}
 	}
 	mutex_unlock(&sess->ev_mutex);
 }
@@ -185,6 +188,18 @@ static int rtrs_srv_process_info_req(struct rtrs_srv_path *path,
 	if (!reg_wrs)
 		return -ENOMEM;
 
+	/*
+	 * The user hears of the session before the path is connected: until
+	 * then every message but this INFO_REQ is refused, so no request can
+	 * reach the user before its CONNECTED event has returned.  A path
+	 * closed meanwhile tells the user of the end in its close work.
+	 */
+	err = rtrs_srv_path_up(path);
+	if (err) {
+		pr_info_ratelimited("%s: the user refused the session: %d\n",
+				    path->s.sessname, err);
+		goto free;
+	}
 	err = -ECONNRESET;
 	if (!rtrs_srv_change_state(path, RTRS_SRV_CONNECTING,
 				   RTRS_SRV_CONNECTED))
@@ -193,12 +208,6 @@ static int rtrs_srv_process_info_req(struct rtrs_srv_path *path,
 	/* Pending as the connect timeout: now the watchdog proper. */
 	mod_delayed_work(rtrs_srv_wq, &path->wd_dwork,
 			 msecs_to_jiffies(RTRS_HB_INTERVAL_MS));
-	err = rtrs_srv_path_up(path);
-	if (err) {
-		pr_info_ratelimited("%s: the user refused the session: %d\n",
-				    path->s.sessname, err);
-		goto free;
-	}
 	err = rtrs_srv_send_info_rsp(path, con, reg_wrs);
 	if (!err)
 		queue_delayed_work(rtrs_srv_wq, &path->sysfs_work, 0);
@@ -214,13 +223,23 @@ static void rtrs_srv_info_req_done(struct ib_cq *cq, struct ib_wc *wc)
 						  info_req.cqe);
 	struct rtrs_srv_con *con = to_srv_con(path->s.con[0]);
 	char name[sizeof(path->s.sessname)];
+	enum rtrs_srv_msg msg = RTRS_SRV_MSG_INFO_REQ;
+	u32 imm = 0;
 	int err;
 
 	if (!rtrs_srv_wc_ok(path, wc, "INFO_REQ receive"))
 		return;
 	if (wc->opcode != IB_WC_RECV) {
-		rtrs_srv_violation(path, "INFO_REQ malformed, opcode %d",
-				   wc->opcode);
+		imm = wc->wc_flags & IB_WC_WITH_IMM ?
+		      be32_to_cpu(wc->ex.imm_data) : 0;
+		msg = rtrs_srv_msg_of_imm(imm);
+	}
+	/* This receive completes before the path can be connected. */
+	if (!rtrs_srv_admit(path, msg, imm, 0))
+		return;
+	if (msg != RTRS_SRV_MSG_INFO_REQ) {
+		rtrs_srv_violation(path, "%s in place of the INFO_REQ",
+				   rtrs_srv_msg_name(msg));
 		return;
 	}
 	rtrs_hb_received(&path->s);

@@ -133,8 +133,8 @@ void rtrs_srv_free_ops(struct rtrs_srv_path *path)
  * @wc: the completion
  * @what: what failed, for the log
  *
- * A failed work request fails the path; flushes after a failure, or of a
- * closing path, are quiet.
+ * A failed work request fails the path.  Flushes, and any failure on a
+ * path already closing, are quiet: the close has given its reason.
  *
  * Return: true when @wc succeeded.
  */
@@ -144,7 +144,8 @@ bool rtrs_srv_wc_ok(struct rtrs_srv_path *path, struct ib_wc *wc,
 	if (likely(wc->status == IB_WC_SUCCESS))
 		return true;
 	trace_rtrs_srv_con_error(path, what, wc->status);
-	if (wc->status != IB_WC_WR_FLUSH_ERR)
+	if (wc->status != IB_WC_WR_FLUSH_ERR &&
+	    rtrs_srv_path_state(path) < RTRS_SRV_CLOSING)
 		pr_err_ratelimited("%s: %s failed: %s\n", path->s.sessname,
 				   what, ib_wc_status_msg(wc->status));
 	rtrs_srv_close_path(path);
@@ -712,18 +713,13 @@ static int rtrs_srv_inv_chunk(struct rtrs_srv_con *con, u32 id, u32 off)
 	return ib_post_send(con->c.qp, &wr, NULL);
 }
 
+/* An IO request rtrs_srv_admit() let through. */
 static void rtrs_srv_io_req(struct rtrs_srv_con *con, u32 payload)
 {
 	struct rtrs_srv_path *path = con_to_path(con);
-	enum rtrs_srv_state state = rtrs_srv_path_state(path);
 	u32 id, off;
 	int err;
 
-	if (state != RTRS_SRV_CONNECTED) {
-		if (state == RTRS_SRV_CONNECTING)
-			rtrs_srv_violation(path, "IO request before INFO_REQ");
-		return;
-	}
 	if (rtrs_srv_check_io_req(payload, path->off_bits,
 				  path->sess->queue_depth,
 				  path->sess->chunk_size, &id, &off)) {
@@ -753,17 +749,20 @@ static void rtrs_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rtrs_srv_con *con = container_of(wc->wr_cqe,
 						struct rtrs_srv_con, recv_cqe);
 	struct rtrs_srv_path *path = con_to_path(con);
-	u32 imm;
+	enum rtrs_srv_msg msg = RTRS_SRV_MSG_OTHER;
+	u32 imm = 0;
 	int err;
 
 	if (!rtrs_srv_wc_ok(path, wc, "receive"))
 		return;
-	if (wc->opcode != IB_WC_RECV_RDMA_WITH_IMM ||
-	    !(wc->wc_flags & IB_WC_WITH_IMM)) {
-		rtrs_srv_violation(path, "unexpected message, opcode %d",
-				   wc->opcode);
-		return;
+	/* After connection 0's first, every receive is of an immediate. */
+	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM &&
+	    wc->wc_flags & IB_WC_WITH_IMM) {
+		imm = be32_to_cpu(wc->ex.imm_data);
+		msg = rtrs_srv_msg_of_imm(imm);
 	}
+	if (!rtrs_srv_admit(path, msg, imm, con->c.cid))
+		return;
 	rtrs_hb_received(&path->s);
 
 	err = rtrs_post_recv_empty(&con->c, &con->recv_cqe);
@@ -774,21 +773,18 @@ static void rtrs_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 
-	imm = be32_to_cpu(wc->ex.imm_data);
-	if (rtrs_srv_check_imm(imm)) {
-		rtrs_srv_violation(path, "unknown immediate type %u",
-				   rtrs_imm_type(imm));
-		return;
-	}
-	switch (rtrs_imm_type(imm)) {
-	case RTRS_IO_REQ_IMM:
+	switch (msg) {
+	case RTRS_SRV_MSG_IO_REQ:
 		rtrs_srv_io_req(con, rtrs_imm_payload(imm));
 		break;
-	case RTRS_HB_MSG_IMM:
+	case RTRS_SRV_MSG_HB:
+		/* Connected: connection 0, where the ack goes, exists. */
 		rtrs_send_hb_ack(&path->s);
 		break;
-	case RTRS_HB_ACK_IMM:
+	case RTRS_SRV_MSG_HB_ACK:
 		rtrs_hb_ack_received(&path->s);
+		break;
+	default:
 		break;
 	}
 }

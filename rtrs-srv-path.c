@@ -109,6 +109,54 @@ void rtrs_srv_violation(struct rtrs_srv_path *path, const char *fmt, ...)
 	rtrs_srv_close_path(path);
 }
 
+static const char *rtrs_srv_state_name(enum rtrs_srv_state state)
+{
+	switch (state) {
+	case RTRS_SRV_CONNECTING:
+		return "connecting";
+	case RTRS_SRV_CONNECTED:
+		return "connected";
+	case RTRS_SRV_CLOSING:
+		return "closing";
+	case RTRS_SRV_CLOSED:
+		return "closed";
+	}
+	return "?";
+}
+
+/**
+ * rtrs_srv_admit() - may a message that came in be handled now?
+ * @path: the path it came in on
+ * @msg: its kind
+ * @imm: its immediate data (0 for a SEND), for the log
+ * @cid: the connection it came in on, for the log
+ *
+ * Every message passes here first, and the table of
+ * rtrs_srv_msg_verdict() decides by the path's state.  A message the
+ * table refuses is a violation: one line, and the path closes.
+ *
+ * Context: any context.
+ * Return: true when the caller is to handle @msg.
+ */
+bool rtrs_srv_admit(struct rtrs_srv_path *path, enum rtrs_srv_msg msg,
+		    u32 imm, unsigned int cid)
+{
+	enum rtrs_srv_state state = rtrs_srv_path_state(path);
+
+	switch (rtrs_srv_msg_verdict(msg, state)) {
+	case RTRS_SRV_TAKE:
+		return true;
+	case RTRS_SRV_REFUSE:
+		rtrs_srv_violation(path, "%s (immediate %#x) on connection %u of a %s path",
+				   rtrs_srv_msg_name(msg), imm, cid,
+				   rtrs_srv_state_name(state));
+		return false;
+	case RTRS_SRV_DROP:
+		break;
+	}
+	return false;
+}
+
 /**
  * rtrs_srv_close_sessions() - close the paths of a context
  * @ctx: the context

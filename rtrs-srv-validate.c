@@ -93,23 +93,86 @@ int rtrs_srv_check_info_req(const void *buf, size_t len, char *name,
 }
 
 /**
- * rtrs_srv_check_imm() - check the type of an immediate the server got
+ * rtrs_srv_msg_of_imm() - the kind of message an immediate is
  * @imm: the immediate data, in CPU order
  *
- * A client sends IO requests, heartbeats and heartbeat acks; everything
- * else, the server's own IO responses included, is a violation.
+ * A client sends IO requests, heartbeats and heartbeat acks; any other
+ * type, the server's own IO responses included, is %RTRS_SRV_MSG_OTHER.
  *
- * Return: 0 or -EPROTO.
+ * Return: the kind.
  */
-int rtrs_srv_check_imm(u32 imm)
+enum rtrs_srv_msg rtrs_srv_msg_of_imm(u32 imm)
 {
 	switch (rtrs_imm_type(imm)) {
 	case RTRS_IO_REQ_IMM:
+		return RTRS_SRV_MSG_IO_REQ;
 	case RTRS_HB_MSG_IMM:
+		return RTRS_SRV_MSG_HB;
 	case RTRS_HB_ACK_IMM:
-		return 0;
+		return RTRS_SRV_MSG_HB_ACK;
 	}
-	return -EPROTO;
+	return RTRS_SRV_MSG_OTHER;
+}
+
+/*
+ * What each message does in each state of its path, on any connection:
+ * Documentation/rtrs.rst, "Messages and path states", is this table.
+ * Before the INFO_REQ a client sends nothing else: heartbeats start, on
+ * both sides, only once the path is connected, and IO only after the
+ * INFO_RSP.  Only the INFO_REQ comes before connection 0 exists in every
+ * case; it lands in connection 0's first receive, so a later connection
+ * cannot carry one.  Once the path is closing nothing is taken and
+ * nothing logged: the close is under way, for a reason already given.
+ */
+#define T RTRS_SRV_TAKE
+#define D RTRS_SRV_DROP
+#define R RTRS_SRV_REFUSE
+static const u8 rtrs_srv_verdicts[RTRS_SRV_MSG_KINDS][RTRS_SRV_CLOSED + 1] = {
+	/*			  CONNECTING CONNECTED CLOSING CLOSED */
+	[RTRS_SRV_MSG_INFO_REQ]	= { T,	     R,	       D,      D },
+	[RTRS_SRV_MSG_IO_REQ]	= { R,	     T,	       D,      D },
+	[RTRS_SRV_MSG_HB]	= { R,	     T,	       D,      D },
+	[RTRS_SRV_MSG_HB_ACK]	= { R,	     T,	       D,      D },
+	[RTRS_SRV_MSG_OTHER]	= { R,	     R,	       D,      D },
+};
+
+#undef T
+#undef D
+#undef R
+
+/**
+ * rtrs_srv_msg_verdict() - what a message does in the state of its path
+ * @msg: the kind of message
+ * @state: the state of the path it came in on
+ *
+ * Return: the verdict of the table above; %RTRS_SRV_REFUSE for a kind or
+ * state out of range.
+ */
+enum rtrs_srv_verdict rtrs_srv_msg_verdict(enum rtrs_srv_msg msg,
+					   enum rtrs_srv_state state)
+{
+	if (msg >= RTRS_SRV_MSG_KINDS || state > RTRS_SRV_CLOSED)
+		return RTRS_SRV_REFUSE;
+	return rtrs_srv_verdicts[msg][state];
+}
+
+/**
+ * rtrs_srv_msg_name() - a message kind, for the log
+ * @msg: the kind
+ *
+ * Return: a constant string.
+ */
+const char *rtrs_srv_msg_name(enum rtrs_srv_msg msg)
+{
+	static const char * const names[] = {
+		[RTRS_SRV_MSG_INFO_REQ]	= "INFO_REQ",
+		[RTRS_SRV_MSG_IO_REQ]	= "IO request",
+		[RTRS_SRV_MSG_HB]	= "heartbeat",
+		[RTRS_SRV_MSG_HB_ACK]	= "heartbeat ack",
+		[RTRS_SRV_MSG_OTHER]	= "message of no client",
+	};
+
+	return msg < ARRAY_SIZE(names) ? names[msg] : "?";
 }
 
 /**

@@ -85,6 +85,37 @@ enum rtrs_srv_state {
 };
 
 /**
+ * enum rtrs_srv_msg - what a client can send, by kind
+ * @RTRS_SRV_MSG_INFO_REQ: a SEND in connection 0's first receive
+ * @RTRS_SRV_MSG_IO_REQ: immediate %RTRS_IO_REQ_IMM
+ * @RTRS_SRV_MSG_HB: immediate %RTRS_HB_MSG_IMM
+ * @RTRS_SRV_MSG_HB_ACK: immediate %RTRS_HB_ACK_IMM
+ * @RTRS_SRV_MSG_OTHER: an immediate of another type, or a SEND after the
+ *	INFO_REQ: nothing a client sends
+ * @RTRS_SRV_MSG_KINDS: how many kinds there are
+ */
+enum rtrs_srv_msg {
+	RTRS_SRV_MSG_INFO_REQ,
+	RTRS_SRV_MSG_IO_REQ,
+	RTRS_SRV_MSG_HB,
+	RTRS_SRV_MSG_HB_ACK,
+	RTRS_SRV_MSG_OTHER,
+	RTRS_SRV_MSG_KINDS,
+};
+
+/**
+ * enum rtrs_srv_verdict - what a message does in the state of its path
+ * @RTRS_SRV_TAKE: handle it
+ * @RTRS_SRV_DROP: ignore it without a word: the path is going anyway
+ * @RTRS_SRV_REFUSE: a violation: log it and close the path
+ */
+enum rtrs_srv_verdict {
+	RTRS_SRV_TAKE,
+	RTRS_SRV_DROP,
+	RTRS_SRV_REFUSE,
+};
+
+/**
  * struct rtrs_srv_ctx - what rtrs_srv_open() returns
  * @ops: the user's callbacks
  * @port: port (and IB service ID) listened on
@@ -373,6 +404,8 @@ void rtrs_srv_close_sessions(struct rtrs_srv_ctx *ctx,
 enum rtrs_srv_state rtrs_srv_path_state(struct rtrs_srv_path *path);
 bool rtrs_srv_change_state(struct rtrs_srv_path *path,
 			   enum rtrs_srv_state old, enum rtrs_srv_state new);
+bool rtrs_srv_admit(struct rtrs_srv_path *path, enum rtrs_srv_msg msg,
+		    u32 imm, unsigned int cid);
 
 /* rtrs-srv-info.c */
 int rtrs_srv_alloc_info_bufs(struct rtrs_srv_path *path);
@@ -405,7 +438,10 @@ void rtrs_srv_wd_work(struct work_struct *work);
 int rtrs_srv_check_conn_req(const void *data, size_t len);
 int rtrs_srv_check_info_req(const void *buf, size_t len, char *name,
 			    size_t size);
-int rtrs_srv_check_imm(u32 imm);
+enum rtrs_srv_msg rtrs_srv_msg_of_imm(u32 imm);
+enum rtrs_srv_verdict rtrs_srv_msg_verdict(enum rtrs_srv_msg msg,
+					   enum rtrs_srv_state state);
+const char *rtrs_srv_msg_name(enum rtrs_srv_msg msg);
 int rtrs_srv_check_io_req(u32 payload, unsigned int off_bits, u32 queue_depth,
 			  u32 chunk_size, u32 *id, u32 *off);
 int rtrs_srv_check_io_hdr(const void *chunk, u32 chunk_size, u32 off,

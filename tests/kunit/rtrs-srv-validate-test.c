@@ -218,15 +218,54 @@ static void imm_types(struct kunit *test)
 	size_t i;
 
 	for (type = 0; type < BIT(RTRS_IMM_TYPE_BITS); type++) {
-		int want = type == RTRS_IO_REQ_IMM || type == RTRS_HB_MSG_IMM ||
-			   type == RTRS_HB_ACK_IMM ? 0 : -EPROTO;
+		enum rtrs_srv_msg want = RTRS_SRV_MSG_OTHER;
 
+		if (type == RTRS_IO_REQ_IMM)
+			want = RTRS_SRV_MSG_IO_REQ;
+		else if (type == RTRS_HB_MSG_IMM)
+			want = RTRS_SRV_MSG_HB;
+		else if (type == RTRS_HB_ACK_IMM)
+			want = RTRS_SRV_MSG_HB_ACK;
 		for (i = 0; i < ARRAY_SIZE(payloads); i++)
 			KUNIT_EXPECT_EQ_MSG(test,
-					    rtrs_srv_check_imm(rtrs_imm(type, payloads[i])),
+					    rtrs_srv_msg_of_imm(rtrs_imm(type, payloads[i])),
 					    want, "type %u payload %#x", type,
 					    payloads[i]);
 	}
+}
+
+/*
+ * Messages and path states, cell by cell as Documentation/rtrs.rst
+ * states them: written out here again, not derived from the table.
+ */
+static void msg_verdicts(struct kunit *test)
+{
+	enum rtrs_srv_state st;
+	enum rtrs_srv_msg msg;
+
+	for (msg = 0; msg < RTRS_SRV_MSG_KINDS; msg++) {
+		for (st = RTRS_SRV_CONNECTING; st <= RTRS_SRV_CLOSED; st++) {
+			enum rtrs_srv_verdict want = RTRS_SRV_REFUSE;
+
+			if (st >= RTRS_SRV_CLOSING)
+				want = RTRS_SRV_DROP;
+			else if (st == RTRS_SRV_CONNECTING)
+				want = msg == RTRS_SRV_MSG_INFO_REQ ?
+				       RTRS_SRV_TAKE : RTRS_SRV_REFUSE;
+			else if (msg != RTRS_SRV_MSG_INFO_REQ &&
+				 msg != RTRS_SRV_MSG_OTHER)
+				want = RTRS_SRV_TAKE;
+			KUNIT_EXPECT_EQ_MSG(test, rtrs_srv_msg_verdict(msg, st),
+					    want, "%s in state %d",
+					    rtrs_srv_msg_name(msg), st);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, rtrs_srv_msg_verdict(RTRS_SRV_MSG_KINDS,
+						   RTRS_SRV_CONNECTED),
+			RTRS_SRV_REFUSE);
+	KUNIT_EXPECT_EQ(test, rtrs_srv_msg_verdict(RTRS_SRV_MSG_HB,
+						   RTRS_SRV_CLOSED + 1),
+			RTRS_SRV_REFUSE);
 }
 
 /* Payload of an IO request. */
@@ -426,6 +465,7 @@ static struct kunit_case rtrs_srv_validate_cases[] = {
 	KUNIT_CASE_PARAM(info_req, info_gen_params),
 	KUNIT_CASE(info_req_longest_name),
 	KUNIT_CASE(imm_types),
+	KUNIT_CASE(msg_verdicts),
 	KUNIT_CASE_PARAM(io_req, io_req_gen_params),
 	KUNIT_CASE_PARAM(io_hdr, io_hdr_gen_params),
 	{}
