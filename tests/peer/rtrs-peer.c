@@ -11,6 +11,17 @@
  * it did (rejected the connect request, closed the connection, or served
  * a legal request), 1 when it did not, 2 when the peer itself failed.
  *
+ *   rtrs-peer cells SRC DST PORT CELL...
+ *
+ * A CELL "m:STATE:MSG:CON:keep|close" is one cell of the table of
+ * messages and path states (Documentation/rtrs.rst): bring the path to
+ * STATE, send MSG on connection CON, and expect the path kept or closed.
+ * "cells" plays each on a session of its own, one after the other, and
+ * marks the start of each in the kernel log ("rtrs-peer: cell CELL") so
+ * that the scenario can count what each cost there; the exit status is
+ * 0 when every cell went as expected.  As a server, "server-cells"
+ * serves one client session per CELL, in turn, and says how each went.
+ *
  * As a server, the peer answers one client session with the lie CASE
  * names and exits 0 once the client has dropped every connection (the
  * scenario then checks what the client made of it), 1 when the client
@@ -43,6 +54,7 @@
 #define MSG_INFO_RSP		1
 #define MSG_WRITE		2
 #define MSG_READ		3
+#define MSG_RKEY_RSP		4
 
 #define IMM_IO_REQ		0
 #define IMM_IO_RSP		1
@@ -836,6 +848,147 @@ done:
 	return expect_closed(WAIT_MS);
 }
 
+/* ---- the table of messages and path states -------------------------- */
+
+/* A matrix cell: "m:STATE:MSG:CON:keep|close". */
+struct cell {
+	char	state[16];
+	char	msg[16];
+	unsigned int con;
+	int	keep;
+};
+
+static int parse_cell(const char *name, struct cell *m)
+{
+	char keep[8];
+
+	if (sscanf(name, "m:%15[^:]:%15[^:]:%u:%7s", m->state, m->msg,
+		   &m->con, keep) != 4 || m->con > 1)
+		return -1;
+	m->keep = !strcmp(keep, "keep");
+	return m->keep || !strcmp(keep, "close") ? 0 : -1;
+}
+
+/*
+ * Put message @msg on @c: as a client when @client, else as a server.
+ * With @wait, wait for the send's completion (whatever its status); else
+ * post it and go on (the peer may take its time to post a receive).
+ * Return -1 for an unknown message.
+ */
+static int send_msg(struct con *c, const char *msg, int client, int wait)
+{
+	enum ibv_wr_opcode op = IBV_WR_RDMA_WRITE_WITH_IMM;
+	__u32 v = 0, off = 512;
+	__u16 hdr[4] = { 0 };
+	size_t len = 0;
+
+	if (!strcmp(msg, "hb")) {
+		v = imm(IMM_HB_MSG, 0);
+	} else if (!strcmp(msg, "hb-ack")) {
+		v = imm(IMM_HB_ACK, 0);
+	} else if (!strcmp(msg, "io-rsp")) {
+		v = imm(IMM_IO_RSP, 0);
+	} else if (!strcmp(msg, "io-req") && client && P.chunks) {
+		/* A well-formed WRITE of 512 bytes to chunk 3. */
+		memset(P.buf + SEND_OFF, 0x5a, off);
+		write_hdr(off, 0);
+		write_chunk(c, 3, off + 4, off);
+		return 0;
+	} else if (!strcmp(msg, "io-req")) {
+		v = imm(IMM_IO_REQ, 0);
+	} else if (!strcmp(msg, "info-req")) {
+		struct info_req req;
+
+		name_req(&req, "peer");
+		memcpy(P.buf + SEND_OFF, &req, sizeof(req));
+		op = IBV_WR_SEND;
+		len = sizeof(req);
+	} else if (!strcmp(msg, "info-rsp") || !strcmp(msg, "rkey-rsp")) {
+		/* An INFO_RSP of no chunk; an RKEY_RSP for chunk 0. */
+		hdr[0] = htole16(msg[0] == 'i' ? MSG_INFO_RSP : MSG_RKEY_RSP);
+		memcpy(P.buf + SEND_OFF, hdr, sizeof(hdr));
+		op = msg[0] == 'i' ? IBV_WR_SEND : IBV_WR_SEND_WITH_IMM;
+		v = imm(IMM_IO_RSP, 0);
+		len = sizeof(hdr);
+	} else {
+		return -1;
+	}
+	if (wait)
+		send_sync(c, op, v, 0, len, 0, 0);
+	else if (post_send(c, op, v, 0, len, 0, 0, 0))
+		say("posting %s failed", msg);
+	return 0;
+}
+
+/* Did the server acknowledge a heartbeat (on connection 0)? */
+static int hb_acked_within(int ms)
+{
+	struct ibv_wc wc;
+
+	while (poll_one(&P.con[0], &wc, ms) == IBV_WC_SUCCESS)
+		if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+		    be32toh(wc.imm_data) >> IMM_PAYLOAD_BITS == IMM_HB_ACK)
+			return 1;
+	return 0;
+}
+
+/* Bring a path of two connections to @state, as a client. */
+static int cell_state(const char *state)
+{
+	struct info_req req;
+
+	P.cid_num = 2;
+	if (!strcmp(state, "later"))
+		return connect_con(1, 2);
+	if (!strcmp(state, "conn") || !strcmp(state, "closing")) {
+		if (session_up(2))
+			return -1;
+		/* A type no client sends: the server closes the path. */
+		if (!strcmp(state, "closing"))
+			send_sync(&P.con[0], IBV_WR_RDMA_WRITE_WITH_IMM,
+				  imm(5, 0), 0, 0, 0, 0);
+		return 0;
+	}
+	if (connect_con(0, 2) || connect_con(1, 2))
+		return -1;
+	if (!strcmp(state, "open"))
+		return 0;
+	if (strcmp(state, "info"))
+		return -1;
+	/* The server's user takes its time over the CONNECTED event. */
+	name_req(&req, "peer");
+	send_info_req(&P.con[0], &req, sizeof(req));
+	return 0;
+}
+
+static int case_cell(const char *name)
+{
+	struct cell m;
+	int r;
+
+	if (parse_cell(name, &m))
+		return -1;
+	if (cell_state(m.state))
+		return 2;
+	if (!P.con[m.con].id) {
+		say("connection %u is not open in state %s", m.con, m.state);
+		return 2;
+	}
+	if (send_msg(&P.con[m.con], m.msg, 1, 1))
+		return -1;
+	say("%s sent on connection %u, path %s", m.msg, m.con, m.state);
+	if (!m.keep)
+		return expect_closed(WAIT_MS);
+	r = 0;
+	if (!strcmp(m.msg, "hb") && !hb_acked_within(5000)) {
+		say("heartbeat not acknowledged");
+		r = 1;
+	}
+	if (!strcmp(m.msg, "io-req") && P.chunks)
+		r |= io_answered(&P.con[m.con], 3);
+	return r | expect_open(1500);
+}
+
 /* ---- the lying server ----------------------------------------------- */
 
 #define SRV_QD		16
@@ -1024,31 +1177,100 @@ static int srv_all_gone(void)
 	return n > 0;
 }
 
-static int run_server(const char *name)
+/*
+ * A cell of the table against a client: @at is when its state is
+ * reached ("early": connection 0 accepted; "info": the INFO_REQ came;
+ * "conn" and "closing": a second after the INFO_RSP).  Send the cell's
+ * message once; for a heartbeat to be kept, 1 once it was acknowledged.
+ */
+static struct cell srv_cell;
+static int srv_cell_sent, srv_cell_acked;
+
+static void srv_cell_send(const char *at)
+{
+	struct con *c = &P.con[srv_cell.con];
+
+	if (srv_cell_sent || strcmp(at, srv_cell.state) || !c->id)
+		return;
+	if (!strcmp(at, "closing"))
+		send_sync(&P.con[0], IBV_WR_RDMA_WRITE_WITH_IMM, imm(5, 0),
+			  0, 0, 0, 0);
+	/* Before the INFO_RSP the client may not have posted a receive. */
+	send_msg(c, srv_cell.msg, 0, !strcmp(at, "conn"));
+	say("%s sent on connection %u, path %s", srv_cell.msg,
+	    srv_cell.con, at);
+	srv_cell_sent = 1;
+}
+
+static void srv_cell_poll(void)
+{
+	unsigned int i;
+	__u32 v;
+
+	for (i = 0; srv_cell_sent && !srv_cell_acked && i < MAX_CONS; i++)
+		if (srv_recv(&P.con[i], &v) == IBV_WC_RECV_RDMA_WITH_IMM &&
+		    v >> IMM_PAYLOAD_BITS == IMM_HB_ACK) {
+			say("heartbeat acknowledged");
+			srv_cell_acked = 1;
+		}
+}
+
+static int srv_cell_result(void)
+{
+	if (!srv_cell_sent) {
+		say("the cell's state never came");
+		return 1;
+	}
+	return srv_cell.keep && !strcmp(srv_cell.msg, "hb") &&
+	       !srv_cell_acked;
+}
+
+static void srv_listen(void)
+{
+	if (rdma_create_id(P.ch, &P.lcon.id, &P.lcon, RDMA_PS_TCP) ||
+	    rdma_bind_addr(P.lcon.id, (struct sockaddr *)&P.dst) ||
+	    rdma_listen(P.lcon.id, 16))
+		die("listening");
+}
+
+/* Serve one client session with the lie or cell @name, until it goes. */
+static int serve_session(const char *name)
 {
 	long end = now_ms() + 3 * WAIT_MS;
 	enum rdma_cm_event_type type;
 	struct rdma_cm_id *id;
 	int info_done = 0, io_done = 0, hb_sent = 0, hb_acked = 0;
+	int cell = !strncmp(name, "m:", 2);
 	long info_ms = 0;
 	__u32 v;
 
 	srv_case = name;
-	if (rdma_create_id(P.ch, &P.lcon.id, &P.lcon, RDMA_PS_TCP) ||
-	    rdma_bind_addr(P.lcon.id, (struct sockaddr *)&P.dst) ||
-	    rdma_listen(P.lcon.id, 16))
-		die("listening");
-	say("listening, case %s", name);
+	srv_cell_sent = 0;
+	srv_cell_acked = 0;
+	if (cell && parse_cell(name, &srv_cell)) {
+		say("bad cell %s", name);
+		return 2;
+	}
 	while (now_ms() < end) {
 		if (!next_event(10, &id, &type) &&
 		    type == RDMA_CM_EVENT_CONNECT_REQUEST)
 			srv_accept(id);
+		if (cell && P.con[0].id && !info_done)
+			srv_cell_send("early");
 		if (!info_done && P.con[0].id &&
 		    srv_recv(&P.con[0], &v) == IBV_WC_RECV) {
 			say("INFO_REQ received");
+			if (cell)
+				srv_cell_send("info");
 			srv_info_rsp();
 			info_done = 1;
 			info_ms = now_ms();
+		} else if (cell && info_done) {
+			if (now_ms() >= info_ms + 1000) {
+				srv_cell_send("conn");
+				srv_cell_send("closing");
+			}
+			srv_cell_poll();
 		} else if (info_done && is("hb-con")) {
 			hb_acked = hb_acked || srv_hb_con(info_ms, &hb_sent);
 		} else if (info_done && !io_done) {
@@ -1056,11 +1278,20 @@ static int run_server(const char *name)
 		}
 		if (srv_all_gone()) {
 			say("the client dropped every connection");
+			if (cell)
+				return srv_cell_result();
 			return is("hb-con") && !hb_acked;
 		}
 	}
 	say("the client kept its connections");
 	return 1;
+}
+
+static int run_server(const char *name)
+{
+	srv_listen();
+	say("listening, case %s", name);
+	return serve_session(name);
 }
 
 static int run_case(const char *name)
@@ -1069,6 +1300,12 @@ static int run_case(const char *name)
 
 	if (r >= 0)
 		return r;
+	if (!strncmp(name, "m:", 2)) {
+		r = case_cell(name);
+		if (r < 0)
+			say("bad cell %s", name);
+		return r < 0 ? 2 : r;
+	}
 	if (!strcmp(name, "partial"))
 		return case_partial();
 	if (!strcmp(name, "stalled"))
@@ -1099,6 +1336,80 @@ static int run_case(const char *name)
 		return 2;
 	}
 	return r;
+}
+
+static void random_uuid(__u8 *u);
+
+/* Drop every connection: the next cell starts from nothing. */
+static void cells_reset(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAX_CONS; i++) {
+		struct con *c = &P.con[i];
+
+		if (!c->id)
+			continue;
+		rdma_disconnect(c->id);
+		if (c->id->qp)
+			rdma_destroy_qp(c->id);
+		if (c->cq)
+			ibv_destroy_cq(c->cq);
+		rdma_destroy_id(c->id);
+		memset(c, 0, sizeof(*c));
+	}
+	P.chunks = 0;
+	P.chunk_size = 0;
+	P.queue_depth = 0;
+	random_uuid(P.sess_uuid);
+	random_uuid(P.paths_uuid);
+}
+
+static void kmsg(const char *fmt, const char *arg)
+{
+	int fd = open("/dev/kmsg", O_WRONLY);
+
+	if (fd < 0)
+		return;
+	dprintf(fd, fmt, arg);
+	close(fd);
+}
+
+/*
+ * Play @n cells in turn.  The server closes a path in its own time: wait
+ * a little after each, so that what it logs lands before the next mark,
+ * and so that no rate limit of its log sees the cells as a burst.
+ */
+static int run_cells(char **cells, int n)
+{
+	int i, r, failed = 0;
+
+	for (i = 0; i < n; i++) {
+		kmsg("rtrs-peer: cell %s\n", cells[i]);
+		r = case_cell(cells[i]);
+		cells_reset();
+		usleep(700 * 1000);
+		say("cell %s: %s", cells[i], r ? "FAILED" : "ok");
+		failed += r != 0;
+	}
+	kmsg("rtrs-peer: cells done%s\n", "");
+	return failed ? 1 : 0;
+}
+
+/* Serve @n sessions in turn, each with the next of @cells. */
+static int run_server_cells(char **cells, int n)
+{
+	int i, r, failed = 0;
+
+	srv_listen();
+	say("listening, %d cells", n);
+	for (i = 0; i < n; i++) {
+		r = serve_session(cells[i]);
+		cells_reset();
+		say("cell %s: %s", cells[i], r ? "FAILED" : "ok");
+		failed += r != 0;
+	}
+	return failed ? 1 : 0;
 }
 
 static void addr(struct sockaddr_in *sin, const char *ip, int port)
@@ -1155,10 +1466,21 @@ int main(int argc, char **argv)
 	P.ch = rdma_create_event_channel();
 	if (!P.ch)
 		die("rdma_create_event_channel");
-	if (argc == 5 && !strcmp(argv[1], "server")) {
+	if (argc >= 5 && !strcmp(argv[1], "server-cells")) {
+		addr(&P.dst, argv[2], atoi(argv[3]));
+		name = "server-cells";
+		r = run_server_cells(argv + 4, argc - 4);
+	} else if (argc == 5 && !strcmp(argv[1], "server")) {
 		addr(&P.dst, argv[2], atoi(argv[3]));
 		name = argv[4];
 		r = run_server(name);
+	} else if (argc >= 6 && !strcmp(argv[1], "cells")) {
+		addr(&P.src, argv[2], 0);
+		addr(&P.dst, argv[3], atoi(argv[4]));
+		random_uuid(P.sess_uuid);
+		random_uuid(P.paths_uuid);
+		name = "cells";
+		r = run_cells(argv + 5, argc - 5);
 	} else if (argc >= 6 && !strcmp(argv[1], "client")) {
 		addr(&P.src, argv[2], 0);
 		addr(&P.dst, argv[3], atoi(argv[4]));
@@ -1170,7 +1492,9 @@ int main(int argc, char **argv)
 	} else {
 		fprintf(stderr,
 			"usage: rtrs-peer client SRC DST PORT CASE [HOLD]\n"
-			"       rtrs-peer server ADDR PORT CASE\n");
+			"       rtrs-peer cells SRC DST PORT CELL...\n"
+			"       rtrs-peer server ADDR PORT CASE\n"
+			"       rtrs-peer server-cells ADDR PORT CELL...\n");
 		return 2;
 	}
 	say("case %s: %s", name, r == 0 ? "ok" : r == 1 ? "FAILED" :

@@ -11,6 +11,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/delay.h>
 #include <linux/errno.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -42,6 +43,16 @@ MODULE_PARM_DESC(ios_served, "IOs answered so far");
 module_param_cb(sessions_connected, &test_counter_ops, &sessions_connected,
 		0444);
 MODULE_PARM_DESC(sessions_connected, "sessions connected now");
+
+static atomic_t ios_outside = ATOMIC_INIT(0);
+module_param_cb(ios_outside_session, &test_counter_ops, &ios_outside, 0444);
+MODULE_PARM_DESC(ios_outside_session,
+		 "requests that came without the session's private pointer");
+
+static uint connect_delay_ms;
+module_param(connect_delay_ms, uint, 0644);
+MODULE_PARM_DESC(connect_delay_ms,
+		 "time the CONNECTED event takes, to hold a path in set-up");
 
 static struct rtrs_srv_ctx *test_ctx;
 static u8 *test_store;
@@ -98,6 +109,9 @@ static int test_rdma_ev(void *priv, struct rtrs_srv_op *id, void *data,
 	int op = test_msg_check(usr, usrlen);
 	int err = op < 0 ? op : test_serve(usr, op, data, datalen);
 
+	/* Set at CONNECTED: a request without it came outside the session. */
+	if (priv != test_store)
+		atomic_inc(&ios_outside);
 	atomic_inc(&ios_served);
 	rtrs_srv_resp_rdma(id, err);
 	return 0;
@@ -110,6 +124,7 @@ static int test_link_ev(struct rtrs_srv_sess *sess, enum rtrs_srv_link_ev ev,
 
 	switch (ev) {
 	case RTRS_SRV_LINK_EV_CONNECTED:
+		msleep(READ_ONCE(connect_delay_ms));
 		if (rtrs_srv_get_path_name(sess, name, sizeof(name)))
 			strscpy(name, "?", sizeof(name));
 		pr_info("session %s connected, queue depth %d\n", name,
