@@ -4,6 +4,12 @@
  *
  * Path state changes, connection errors, and each request's submission
  * and completion; all off until enabled in tracefs (events/rtrs_clt/).
+ *
+ * The trace is read later, when what a pointer of the event pointed to
+ * may be gone: an event prints only what it holds (a string copied in by
+ * __string(), an address in an array) or what is made from that as the
+ * trace is read (__print_symbolic()); trace_check_vprintf() warns about
+ * a string printed from anywhere else.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM rtrs_clt
@@ -53,15 +59,16 @@ TRACE_EVENT(rtrs_clt_con_error,
 	    TP_ARGS(con, what, status),
 	    TP_STRUCT__entry(__string(sess, con->c.path->sessname)
 			     __string(what, what)
+			     __string(status_msg, ib_wc_status_msg(status))
 			     __field(unsigned int, cid)
 			     __field(int, status)),
 	    TP_fast_assign(__assign_str(sess, con->c.path->sessname);
 			   __assign_str(what, what);
+			   __assign_str(status_msg, ib_wc_status_msg(status));
 			   __entry->cid = con->c.cid;
 			   __entry->status = status;),
 	    TP_printk("%s: connection %u: %s failed: %s", __get_str(sess),
-		      __entry->cid, __get_str(what),
-		      ib_wc_status_msg(__entry->status))
+		      __entry->cid, __get_str(what), __get_str(status_msg))
 );
 
 TRACE_EVENT(rtrs_clt_submit,
