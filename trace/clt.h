@@ -38,6 +38,9 @@ TRACE_DEFINE_ENUM(RTRS_CLT_DEAD);
 			 { RTRS_CLT_CLOSED,	"closed" },		\
 			 { RTRS_CLT_DEAD,	"dead" })
 
+#define rtrs_clt_show_dir(read)						\
+	__print_symbolic(read, { 1, "READ" }, { 0, "WRITE" })
+
 TRACE_EVENT(rtrs_clt_path_state,
 	    TP_PROTO(const struct rtrs_clt_path *path, enum rtrs_clt_state new),
 	    TP_ARGS(path, new),
@@ -87,7 +90,7 @@ TRACE_EVENT(rtrs_clt_submit,
 			   __entry->data_len = req->data_len;
 			   __entry->usr_len = req->usr_len;),
 	    TP_printk("%s: %s id %u on connection %u, %u bytes of data, %u of message",
-		      __get_str(sess), __entry->read ? "READ" : "WRITE",
+		      __get_str(sess), rtrs_clt_show_dir(__entry->read),
 		      __entry->msg_id, __entry->cid, __entry->data_len,
 		      __entry->usr_len)
 );

@@ -34,6 +34,9 @@ TRACE_DEFINE_ENUM(RTRS_SRV_CLOSED);
 			 { RTRS_SRV_CLOSING,	"closing" },		\
 			 { RTRS_SRV_CLOSED,	"closed" })
 
+#define rtrs_srv_show_dir(read)						\
+	__print_symbolic(read, { 1, "READ" }, { 0, "WRITE" })
+
 TRACE_EVENT(rtrs_srv_path_state,
 	    TP_PROTO(const struct rtrs_srv_path *path, enum rtrs_srv_state new),
 	    TP_ARGS(path, new),
@@ -80,7 +83,7 @@ TRACE_EVENT(rtrs_srv_request,
 			   __entry->data_len = data_len;
 			   __entry->usr_len = usr_len;),
 	    TP_printk("%s: %s id %u, %u bytes of data, %u of message",
-		      __get_str(sess), __entry->read ? "READ" : "WRITE",
+		      __get_str(sess), rtrs_srv_show_dir(__entry->read),
 		      __entry->msg_id, __entry->data_len, __entry->usr_len)
 );
 
