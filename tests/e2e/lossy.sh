@@ -88,6 +88,18 @@ traced() {
 	[ "$n" -gt 0 ]
 }
 
+# trace_dirs: the verified IO's writes and reads are both in the trace,
+# at the client and at the server.
+trace_dirs() {
+	local ev dir
+	for ev in "rtrs_clt_submit: .*:" "rtrs_srv_request: .*:"; do
+		for dir in READ WRITE; do
+			grep -q " $ev $dir id " "$RTRS_TMP/trace" ||
+				{ echo "no $dir in ${ev%%:*}"; return 1; }
+		done
+	done
+}
+
 # unsafe_free: the trace read back printed no string from outside its
 # event, and the kernel did not warn about one.
 unsafe_free() {
@@ -126,6 +138,7 @@ for ev in rtrs_clt_path_state rtrs_clt_submit rtrs_clt_complete \
 	  rtrs_srv_path_state rtrs_srv_request rtrs_srv_answer; do
 	check "trace shows $ev" traced "$ev"
 done
+check "trace shows READ and WRITE requests" trace_dirs
 check "trace shows the path come up" grep -q \
 	"rtrs_clt_path_state: rtrs-test-clt: path to $PAIR_B:1234: connecting -> connected" \
 	"$RTRS_TMP/trace"
