@@ -4,6 +4,12 @@
  *
  * Path state changes, connection errors, and each request's submission
  * and completion; all off until enabled in tracefs (events/rtrs_clt/).
+ *
+ * The trace is read later, when what a pointer of the event pointed to
+ * may be gone: an event prints only what it holds (a string copied in by
+ * __string(), an address in an array) or what is made from that as the
+ * trace is read (__print_symbolic()); trace_check_vprintf() warns about
+ * a string printed from anywhere else.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM rtrs_clt
@@ -32,6 +38,9 @@ TRACE_DEFINE_ENUM(RTRS_CLT_DEAD);
 			 { RTRS_CLT_CLOSED,	"closed" },		\
 			 { RTRS_CLT_DEAD,	"dead" })
 
+#define rtrs_clt_show_dir(read)						\
+	__print_symbolic(read, { 1, "READ" }, { 0, "WRITE" })
+
 TRACE_EVENT(rtrs_clt_path_state,
 	    TP_PROTO(const struct rtrs_clt_path *path, enum rtrs_clt_state new),
 	    TP_ARGS(path, new),
@@ -53,15 +62,16 @@ TRACE_EVENT(rtrs_clt_con_error,
 	    TP_ARGS(con, what, status),
 	    TP_STRUCT__entry(__string(sess, con->c.path->sessname)
 			     __string(what, what)
+			     __string(status_msg, ib_wc_status_msg(status))
 			     __field(unsigned int, cid)
 			     __field(int, status)),
 	    TP_fast_assign(__assign_str(sess, con->c.path->sessname);
 			   __assign_str(what, what);
+			   __assign_str(status_msg, ib_wc_status_msg(status));
 			   __entry->cid = con->c.cid;
 			   __entry->status = status;),
 	    TP_printk("%s: connection %u: %s failed: %s", __get_str(sess),
-		      __entry->cid, __get_str(what),
-		      ib_wc_status_msg(__entry->status))
+		      __entry->cid, __get_str(what), __get_str(status_msg))
 );
 
 TRACE_EVENT(rtrs_clt_submit,
@@ -80,7 +90,7 @@ TRACE_EVENT(rtrs_clt_submit,
 			   __entry->data_len = req->data_len;
 			   __entry->usr_len = req->usr_len;),
 	    TP_printk("%s: %s id %u on connection %u, %u bytes of data, %u of message",
-		      __get_str(sess), __entry->read ? "READ" : "WRITE",
+		      __get_str(sess), rtrs_clt_show_dir(__entry->read),
 		      __entry->msg_id, __entry->cid, __entry->data_len,
 		      __entry->usr_len)
 );

@@ -4,6 +4,12 @@
  *
  * Path state changes, connection errors, and each request's arrival and
  * answer; all off until enabled in tracefs (events/rtrs_srv/).
+ *
+ * The trace is read later, when what a pointer of the event pointed to
+ * may be gone: an event prints only what it holds (a string copied in by
+ * __string(), an address in an array) or what is made from that as the
+ * trace is read (__print_symbolic()); trace_check_vprintf() warns about
+ * a string printed from anywhere else.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM rtrs_srv
@@ -28,6 +34,9 @@ TRACE_DEFINE_ENUM(RTRS_SRV_CLOSED);
 			 { RTRS_SRV_CLOSING,	"closing" },		\
 			 { RTRS_SRV_CLOSED,	"closed" })
 
+#define rtrs_srv_show_dir(read)						\
+	__print_symbolic(read, { 1, "READ" }, { 0, "WRITE" })
+
 TRACE_EVENT(rtrs_srv_path_state,
 	    TP_PROTO(const struct rtrs_srv_path *path, enum rtrs_srv_state new),
 	    TP_ARGS(path, new),
@@ -49,12 +58,14 @@ TRACE_EVENT(rtrs_srv_con_error,
 	    TP_ARGS(path, what, status),
 	    TP_STRUCT__entry(__string(sess, path->s.sessname)
 			     __string(what, what)
+			     __string(status_msg, ib_wc_status_msg(status))
 			     __field(int, status)),
 	    TP_fast_assign(__assign_str(sess, path->s.sessname);
 			   __assign_str(what, what);
+			   __assign_str(status_msg, ib_wc_status_msg(status));
 			   __entry->status = status;),
 	    TP_printk("%s: %s failed: %s", __get_str(sess), __get_str(what),
-		      ib_wc_status_msg(__entry->status))
+		      __get_str(status_msg))
 );
 
 TRACE_EVENT(rtrs_srv_request,
@@ -72,7 +83,7 @@ TRACE_EVENT(rtrs_srv_request,
 			   __entry->data_len = data_len;
 			   __entry->usr_len = usr_len;),
 	    TP_printk("%s: %s id %u, %u bytes of data, %u of message",
-		      __get_str(sess), __entry->read ? "READ" : "WRITE",
+		      __get_str(sess), rtrs_srv_show_dir(__entry->read),
 		      __entry->msg_id, __entry->data_len, __entry->usr_len)
 );
 

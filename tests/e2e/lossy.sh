@@ -7,6 +7,12 @@
 # (rtrs_replays_local_ops()); the path must not stall, fail or lose a
 # request over it.
 #
+# The client's and the server's tracepoints are on while the path comes
+# up and again while the session closes, whose flushed receives are
+# con_error events on both ends: the trace is read back both through
+# trace and trace_pipe, which must not find a string an event prints
+# outside of it (trace_check_vprintf() warns, "[UNSAFE-MEMORY]").
+#
 # LOSSY_SECS sets how long the loss lasts, LOSSY_PCT how much is lost.
 
 . "$RTRS_TOP/tests/e2e/topology.sh"
@@ -56,12 +62,57 @@ trace_off() {
 	head -n 60 "$RTRS_TMP/trace" >"$RESULTS/trace-head"
 }
 
-# traced EVENT: EVENT is in the trace, and how often.
+# trace_off_piped: as trace_off, but before the buffer is cleared, what
+# trace_pipe gives goes to RTRS_TMP/trace_pipe (read without blocking:
+# EAGAIN ends the read once it is empty), and the first con_error events
+# of each side to RESULTS/trace-errors.
+trace_off_piped() {
+	echo 0 >"$TRACING/events/rtrs_clt/enable" &&
+	echo 0 >"$TRACING/events/rtrs_srv/enable" &&
+	cat "$TRACING/trace" >"$RTRS_TMP/trace" || return 1
+	timeout 30 dd if="$TRACING/trace_pipe" of="$RTRS_TMP/trace_pipe" \
+		bs=4096 iflag=nonblock status=none 2>/dev/null
+	[ $? -ne 124 ] || { echo "trace_pipe blocked"; return 1; }
+	echo >"$TRACING/trace" &&
+	{ grep -m 10 " rtrs_clt_con_error: " "$RTRS_TMP/trace"
+	  grep -m 10 " rtrs_srv_con_error: " "$RTRS_TMP/trace"; } >"$RESULTS/trace-errors"
+	figure "close: $(grep -c "_con_error: " "$RTRS_TMP/trace") con_error events" \
+		"traced, $(wc -l <"$RTRS_TMP/trace_pipe") lines from trace_pipe"
+}
+
+# traced EVENT [FILE]: EVENT is in FILE (RTRS_TMP/trace), and how often.
 traced() {
 	local n
-	n=$(grep -c " $1: " "$RTRS_TMP/trace")
+	n=$(grep -c " $1: " "${2:-$RTRS_TMP/trace}")
 	echo "$1: $n"
 	[ "$n" -gt 0 ]
+}
+
+# trace_dirs: the verified IO's writes and reads are both in the trace,
+# at the client and at the server.
+trace_dirs() {
+	local ev dir
+	for ev in "rtrs_clt_submit: .*:" "rtrs_srv_request: .*:"; do
+		for dir in READ WRITE; do
+			grep -q " $ev $dir id " "$RTRS_TMP/trace" ||
+				{ echo "no $dir in ${ev%%:*}"; return 1; }
+		done
+	done
+}
+
+# unsafe_free: the trace read back printed no string from outside its
+# event, and the kernel did not warn about one.
+unsafe_free() {
+	if grep -q "UNSAFE-MEMORY" "$RTRS_TMP/trace" "$RTRS_TMP/trace_pipe"; then
+		grep -h -m 1 "UNSAFE-MEMORY" "$RTRS_TMP/trace" "$RTRS_TMP/trace_pipe"
+		return 1
+	fi
+	! dmesg | grep "WARNING: .* trace_check_vprintf"
+}
+
+# server_closed: the server has no session left.
+server_closed() {
+	[ -z "$(ls /sys/class/rtrs-server/ 2>/dev/null)" ]
 }
 
 kernel_log_quiet() {
@@ -87,6 +138,7 @@ for ev in rtrs_clt_path_state rtrs_clt_submit rtrs_clt_complete \
 	  rtrs_srv_path_state rtrs_srv_request rtrs_srv_answer; do
 	check "trace shows $ev" traced "$ev"
 done
+check "trace shows READ and WRITE requests" trace_dirs
 check "trace shows the path come up" grep -q \
 	"rtrs_clt_path_state: rtrs-test-clt: path to $PAIR_B:1234: connecting -> connected" \
 	"$RTRS_TMP/trace"
@@ -108,6 +160,18 @@ check "no stall, failure or refused registration in the kernel log" \
 	kernel_log_quiet
 figure "final: ios $(counter ios) io_errors $(counter io_errors)"
 
-for m in rtrs-test-clt rtrs-test-srv rtrs-client rtrs-server rtrs-core; do
+# Read back before a module of the events is unloaded: that empties the
+# trace buffer.
+check "tracepoints on for the close" trace_on
+check "unload rtrs-test-clt" rmmod rtrs-test-clt
+check "server closed the session" wait_for 30 server_closed
+check "tracepoints off, trace and trace_pipe read" trace_off_piped
+for ev in rtrs_clt_con_error rtrs_srv_con_error; do
+	check "trace shows $ev" traced "$ev"
+	check "trace_pipe shows $ev" traced "$ev" "$RTRS_TMP/trace_pipe"
+done
+check "trace printed only strings it holds" unsafe_free
+
+for m in rtrs-test-srv rtrs-client rtrs-server rtrs-core; do
 	check "unload $m" rmmod "$m"
 done
