@@ -270,7 +270,8 @@ struct rtrs_clt_io_req {
  * @listed: on @clt->paths_list, so the user may send on it; a path is
  *	counted as up only while listed.  Protected by @clt->link_ev_mutex
  * @stay_down: disconnected through sysfs: no reconnect is scheduled
- * @connect_failed: an error hit the path while it was connecting
+ * @connect_failed: an error hit the path while it was connecting; set
+ *	under @state_lock, where the move to %RTRS_CLT_CONNECTED reads it
  * @info_done: completed when the path info answer arrived or connecting
  *	failed
  * @info_err: result of the path info exchange
