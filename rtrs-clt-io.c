@@ -433,7 +433,12 @@ static struct rtrs_clt_io_req *rtrs_clt_rsp_req(struct rtrs_clt_con *con,
 	return req;
 }
 
-/* The server answered @req; a READ's MR is invalidated before completing. */
+/*
+ * The server answered @req; a READ's MR is invalidated before completing.
+ * When that cannot be posted the MR stays open to the server: the request
+ * is left to the path's teardown, which completes it, or sends it again,
+ * only once the connection is drained and the MR out of reach.
+ */
 static void rtrs_clt_req_answered(struct rtrs_clt_io_req *req, int errno,
 				  bool w_inv)
 {
@@ -445,14 +450,13 @@ static void rtrs_clt_req_answered(struct rtrs_clt_io_req *req, int errno,
 		req->mr_valid = false;
 	if (req->dir == DMA_FROM_DEVICE && req->mr_valid) {
 		err = rtrs_clt_post_inv(req);
-		if (!err) {
-			req->pending++;
-		} else {
+		if (err) {
 			pr_err_ratelimited("%s: invalidating MR failed: %d\n",
 					   req->con->c.path->sessname, err);
-			req->status = req->status ?: err;
 			rtrs_clt_path_error(to_clt_path(req->con->c.path));
+			return;
 		}
+		req->pending++;
 	}
 	rtrs_clt_req_put(req);
 }
