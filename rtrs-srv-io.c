@@ -308,12 +308,21 @@ static void rtrs_srv_add_rsp_wr(struct rtrs_srv_con *con,
 }
 
 /*
- * Post @first, the work requests of one answer ending in @rsp, signaling
- * one answer in @con->rsp_batch.  An RC send queue completes in order and
- * the lock keeps the posts in the order they are counted, so the signaled
- * answer's completion stands for the rsp_batch answers up to it.
+ * Post @first, the work requests of the answer of @op ending in @rsp,
+ * signaling one answer in @con->rsp_batch.  An RC send queue completes in
+ * order and the lock keeps the posts in the order they are counted, so the
+ * signaled answer's completion stands for the rsp_batch answers up to it.
+ *
+ * The chunk is the client's again once its answer is posted, and its next
+ * request may follow at once: @op is released right after the post, not
+ * before, so that request cannot race the answer for the chunk.  With
+ * interrupts off until then, no answer posted here reaches the client
+ * before (rxe sends from a tasklet of this CPU).
+ *
+ * Return: 0, or the error of the post; @op is not released then.
  */
 static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
+				 struct rtrs_srv_op *op,
 				 struct ib_send_wr *first,
 				 struct ib_send_wr *rsp)
 {
@@ -332,6 +341,7 @@ static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 	err = ib_post_send(con->c.qp, first, NULL);
 	if (!err) {
 		con->rsp_posts++;
+		clear_bit_unlock(0, &op->busy);
 	} else if (signal) {
 		atomic_dec(&con->rsp_inflight);
 		con->rsp_unsig = con->rsp_batch - 1;
@@ -342,11 +352,7 @@ static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 	return err;
 }
 
-/*
- * Post the answer of @op, for which the caller took send queue room.  The
- * chunk is free for the client's next request once the answer leaves, so
- * @op is released before the post.
- */
+/* Post the answer of @op, for which the caller took send queue room. */
 static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 			      struct rtrs_srv_op *op, int status)
 {
@@ -372,10 +378,10 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 		rtrs_srv_add_inval_wr(con, op, &w, &tail);
 	rtrs_srv_add_rsp_wr(con, op, status, &w, &tail);
 
-	clear_bit(0, &op->busy);
-	err = rtrs_srv_post_rsp_wrs(con, first, &w.rsp.wr);
+	err = rtrs_srv_post_rsp_wrs(con, op, first, &w.rsp.wr);
 	if (err) {
 		rtrs_srv_sq_put(con);
+		clear_bit_unlock(0, &op->busy);
 		pr_err_ratelimited("%s: posting an answer failed: %d\n",
 				   path->s.sessname, err);
 		rtrs_srv_close_path(path);

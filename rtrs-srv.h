@@ -48,8 +48,8 @@ struct rtrs_srv_cpu_stats {
  * @msg_id: chunk of the request; the answer carries it back
  * @status: answer kept while the answer waits for send queue room
  * @busy: bit 0 is set from the arrival of the request until its answer is
- *	posted or dropped; a second request for a busy chunk is a protocol
- *	violation
+ *	posted (cleared after the post, see rtrs_srv_post_rsp_wrs()) or
+ *	dropped; a second request for a busy chunk is a protocol violation
  * @need_inval: the client asked for SEND WITH INVALIDATE of @desc.key
  * @sg_cnt: descriptors of a READ, 0 or 1
  * @desc: copy of the READ descriptor, validated
