@@ -307,6 +307,24 @@ static void rtrs_srv_add_rsp_wr(struct rtrs_srv_con *con,
 	rtrs_srv_chain(tail, &w->rsp.wr);
 }
 
+/**
+ * rtrs_srv_stop_answers() - post no more answers on a connection
+ * @con: connection of a closing path, about to be drained
+ *
+ * An answer that saw its path connected is either posted before this
+ * returns, and so before the drain, or not at all: the check and the post
+ * are made under @con->rsp_post_lock, and a post after the drain would
+ * complete after it, into a connection being freed.
+ *
+ * Context: process context.
+ */
+void rtrs_srv_stop_answers(struct rtrs_srv_con *con)
+{
+	spin_lock_irq(&con->rsp_post_lock);
+	con->rsp_stopped = true;
+	spin_unlock_irq(&con->rsp_post_lock);
+}
+
 /*
  * Post @first, the work requests of the answer of @op ending in @rsp,
  * signaling one answer in @con->rsp_batch.  An RC send queue completes in
@@ -319,7 +337,8 @@ static void rtrs_srv_add_rsp_wr(struct rtrs_srv_con *con,
  * interrupts off until then, no answer posted here reaches the client
  * before (rxe sends from a tasklet of this CPU).
  *
- * Return: 0, or the error of the post; @op is not released then.
+ * Return: 0, -ESHUTDOWN when the connection no longer takes answers, or
+ * the error of the post; @op is not released then.
  */
 static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 				 struct rtrs_srv_op *op,
@@ -331,6 +350,10 @@ static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 	int err;
 
 	spin_lock_irqsave(&con->rsp_post_lock, flags);
+	if (con->rsp_stopped) {
+		spin_unlock_irqrestore(&con->rsp_post_lock, flags);
+		return -ESHUTDOWN;
+	}
 	signal = ++con->rsp_unsig == con->rsp_batch;
 	if (signal) {
 		rsp->send_flags |= IB_SEND_SIGNALED;
@@ -352,7 +375,10 @@ static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 	return err;
 }
 
-/* Post the answer of @op, for which the caller took send queue room. */
+/*
+ * Post the answer of @op, for which the caller took send queue room; drop
+ * it when its connection is being drained.
+ */
 static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 			      struct rtrs_srv_op *op, int status)
 {
@@ -382,6 +408,8 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 	if (err) {
 		rtrs_srv_sq_put(con);
 		clear_bit_unlock(0, &op->busy);
+	}
+	if (err && err != -ESHUTDOWN) {
 		pr_err_ratelimited("%s: posting an answer failed: %d\n",
 				   path->s.sessname, err);
 		rtrs_srv_close_path(path);
@@ -500,7 +528,7 @@ static bool rtrs_srv_flush_answers(struct rtrs_srv_con *con)
 	int err = 0;
 
 	spin_lock_irqsave(&con->rsp_post_lock, flags);
-	if (con->rsp_unsig && !con->flush_n &&
+	if (con->rsp_unsig && !con->flush_n && !con->rsp_stopped &&
 	    con->rsp_posts == con->wd_posts) {
 		con->flush_n = con->rsp_unsig;
 		con->rsp_unsig = 0;

@@ -165,6 +165,8 @@ struct rtrs_srv_sess {
  *	room (&rtrs_con.sq_wr_avail)
  * @rsp_post_lock: keeps answers posted in the order @rsp_unsig counts
  *	them; taken with interrupts off
+ * @rsp_stopped: the path is closing: no answer or flush is posted any
+ *	more, so none can follow the drain; under @rsp_post_lock
  * @rsp_unsig: answers posted since the last signaled one or flush
  * @rsp_batch: answers per signaled answer; its completion gives back the
  *	send queue room of all of them
@@ -186,6 +188,7 @@ struct rtrs_srv_con {
 	spinlock_t		rsp_wait_lock;	/* rsp_wait_list */
 	struct list_head	rsp_wait_list;
 	spinlock_t		rsp_post_lock;	/* rsp_unsig, answer posts */
+	bool			rsp_stopped;
 	u32			rsp_unsig;
 	u32			rsp_batch;
 	u32			rsp_posts;
@@ -397,6 +400,7 @@ void rtrs_srv_free_ops(struct rtrs_srv_path *path);
 void rtrs_srv_init_con_cqes(struct rtrs_srv_con *con);
 int rtrs_srv_post_recvs(struct rtrs_srv_con *con, unsigned int n);
 void rtrs_srv_drop_waiting(struct rtrs_srv_con *con);
+void rtrs_srv_stop_answers(struct rtrs_srv_con *con);
 bool rtrs_srv_wc_ok(struct rtrs_srv_path *path, struct ib_wc *wc,
 		    const char *what);
 void rtrs_srv_wd_work(struct work_struct *work);
