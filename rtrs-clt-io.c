@@ -694,7 +694,11 @@ static int rtrs_clt_req_reg(struct rtrs_clt_io_req *req, int count,
 	return 0;
 }
 
-/* SGEs of the mapped data entries themselves; their total must be @len. */
+/*
+ * SGEs of the mapped data entries themselves; their total must be @len.
+ * An empty one would fail the post (see rtrs_iu_post_rdma_write_imm()),
+ * and the path with it: refuse it here.
+ */
 static int rtrs_clt_req_direct_sges(struct rtrs_clt_io_req *req, int count)
 {
 	u32 lkey = req->con->c.path->dev->ib_pd->local_dma_lkey;
@@ -703,6 +707,8 @@ static int rtrs_clt_req_direct_sges(struct rtrs_clt_io_req *req, int count)
 	int i;
 
 	for_each_sg(req->sglist, sg, count, i) {
+		if (!sg_dma_len(sg))
+			return -EINVAL;
 		req->sge[i].addr = sg_dma_address(sg);
 		req->sge[i].length = sg_dma_len(sg);
 		req->sge[i].lkey = lkey;
