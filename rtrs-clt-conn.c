@@ -21,10 +21,14 @@
  * operations may run twice), the write, LOCAL_INV.  A WRITE takes up to
  * &rtrs_clt_path.max_write_wrs.
  */
-#define RTRS_CLT_WR_PER_IO	4
+#define RTRS_CLT_WR_PER_READ	4
 /* Receives one request may take: the server's SEND_WITH_INV, the answer. */
 #define RTRS_CLT_RECV_PER_IO	2
-/* A heartbeat and its ack, the watchdog's probe and the drain WR. */
+/*
+ * A heartbeat and its ack, the watchdog's probe and the drain WR: the
+ * send queue entries outside &rtrs_con.sq_wr_avail, one of each at a time
+ * (every one signaled).  The INFO_REQ goes before any of them.
+ */
 #define RTRS_CLT_WR_EXTRA	4
 
 /* Requests the queues of connection @cid must hold. */
@@ -94,6 +98,43 @@ static int rtrs_clt_con_get_dev(struct rtrs_clt_con *con)
 	return err;
 }
 
+/*
+ * The send queue a connection's requests may fill: @depth requests of the
+ * most WRs one can take, beside RTRS_CLT_WR_EXTRA; the device may offer
+ * less.
+ */
+static u32 rtrs_clt_con_send_wr(struct rtrs_clt_path *path, u32 depth)
+{
+	u32 per_req = max_t(u32, RTRS_CLT_WR_PER_READ, path->max_write_wrs);
+
+	return min_t(u64, (u64)per_req * depth + RTRS_CLT_WR_EXTRA,
+		     path->s.dev->ib_dev->attrs.max_qp_wr);
+}
+
+/*
+ * Every counted post is signaled, and a request completes only after its
+ * own completions: its entries are free again once it is.  So each
+ * request takes its entries from sq_wr_avail when posted and gives them
+ * back when it leaves the path, and a post never finds the queue full,
+ * even where the device capped its size.
+ */
+static int rtrs_clt_con_init_sq(struct rtrs_clt_con *con)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	u32 per_req = max_t(u32, RTRS_CLT_WR_PER_READ, path->max_write_wrs);
+
+	if (con->c.max_send_wr < per_req + RTRS_CLT_WR_EXTRA) {
+		pr_err_ratelimited("%s: connection %u: send queue of %u too small\n",
+				   path->s.sessname, con->c.cid,
+				   con->c.max_send_wr);
+		return -EINVAL;
+	}
+	con->c.signal_interval = 1;
+	atomic_set(&con->c.sq_wr_avail,
+		   con->c.max_send_wr - RTRS_CLT_WR_EXTRA);
+	return 0;
+}
+
 /* Create CQ and QP, sized for every WR the connection's requests post. */
 static int rtrs_clt_con_create_qp(struct rtrs_clt_con *con)
 {
@@ -111,13 +152,7 @@ static int rtrs_clt_con_create_qp(struct rtrs_clt_con *con)
 		return err;
 
 	attrs = &path->s.dev->ib_dev->attrs;
-	/*
-	 * Unsignaled WRs keep their slot until a later signaled one
-	 * completes, so up to one signal interval (at most @depth) of them
-	 * come on top of the WRs of the requests in flight.
-	 */
-	send_wr = min_t(u32, (max(RTRS_CLT_WR_PER_IO, path->max_write_wrs) + 1) *
-			depth + RTRS_CLT_WR_EXTRA, attrs->max_qp_wr);
+	send_wr = rtrs_clt_con_send_wr(path, depth);
 	recv_wr = min_t(u32, RTRS_CLT_RECV_PER_IO * depth + RTRS_CLT_WR_EXTRA,
 			attrs->max_qp_wr);
 	cqe = min_t(u32, send_wr + recv_wr, attrs->max_cqe);
@@ -128,9 +163,11 @@ static int rtrs_clt_con_create_qp(struct rtrs_clt_con *con)
 				cqe, send_wr, recv_wr, poll);
 	if (err)
 		return err;
-
-	con->c.signal_interval = clamp_t(u32, con->c.max_send_wr / 4, 1,
-					 depth);
+	err = rtrs_clt_con_init_sq(con);
+	if (err) {
+		rtrs_cq_qp_destroy(&con->c);
+		return err;
+	}
 	con->recv_num = con->c.max_recv_wr - 1;
 	return 0;
 }

@@ -12,7 +12,10 @@
  * All completions of a request arrive on the CQ of its connection, so the
  * request slot needs no lock: the submitter fills it before posting, the
  * connection's completion context owns it while in flight, and the path
- * teardown owns it once the QP is drained.
+ * teardown owns it once the QP is drained.  A request completes when its
+ * answer and the completions of its own work requests (its signaled write,
+ * the LOCAL_INV of its MR) are all in: never before its post went out,
+ * whatever a server sends, and never with its send queue entries in use.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -143,11 +146,22 @@ static void rtrs_clt_req_unmap(struct rtrs_clt_io_req *req)
 	req->sg_cnt_mapped = 0;
 }
 
+/* Take @n entries of @con's send queue for a request; false when full. */
+static bool rtrs_clt_sq_get(struct rtrs_clt_con *con, u32 n)
+{
+	if (atomic_sub_return(n, &con->c.sq_wr_avail) >= 0)
+		return true;
+	atomic_add(n, &con->c.sq_wr_avail);
+	return false;
+}
+
 /* The request leaves its path: no longer in flight there. */
 static void rtrs_clt_req_release(struct rtrs_clt_io_req *req)
 {
 	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
 
+	atomic_add(req->sq_wrs, &req->con->c.sq_wr_avail);
+	req->sq_wrs = 0;
 	atomic_dec(&path->stats.inflight);
 	WRITE_ONCE(req->in_use, false);
 }
@@ -176,7 +190,8 @@ static void rtrs_clt_req_put(struct rtrs_clt_io_req *req)
  *
  * Sends each request again, with its permit, user message and data, over
  * another connected path; the user sees nothing of it.  A request that no
- * other path takes completes with -ECONNABORTED.  A request the server
+ * other path takes completes with -ECONNABORTED; one the server answered
+ * completes with its answer.  A request the server
  * may already have carried out is carried out again: READ and WRITE of
  * the same data to the same place are idempotent, as block IO is.
  *
@@ -195,6 +210,11 @@ void rtrs_clt_reqs_failover(struct rtrs_clt_path *path)
 		req = &path->reqs[i];
 		if (!req->in_use)
 			continue;
+		/* Answered: only its own completions went missing. */
+		if (req->answered) {
+			rtrs_clt_req_complete(req);
+			continue;
+		}
 		/* The scatterlist holds one mapping at a time. */
 		rtrs_clt_req_unmap(req);
 		if (!rtrs_clt_resend(path, req)) {
@@ -207,10 +227,31 @@ void rtrs_clt_reqs_failover(struct rtrs_clt_path *path)
 	}
 }
 
+/* The request whose header buffer is @iu. */
+static struct rtrs_clt_io_req *rtrs_clt_iu_req(struct rtrs_clt_con *con,
+					       struct rtrs_iu *iu)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+
+	return &path->reqs[iu - path->reqs[0].iu];
+}
+
+/*
+ * The request's WRITE WITH IMMEDIATE (signaled) or one of the RDMA WRITEs
+ * before it (only when they fail): on success the send queue is past
+ * everything the request posted so far.  A failure leaves the request to
+ * the path's teardown.
+ */
 static void rtrs_clt_write_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	if (wc->status != IB_WC_SUCCESS)
-		rtrs_clt_wc_failed(rtrs_clt_wc_con(wc), wc, "request");
+	struct rtrs_clt_con *con = rtrs_clt_wc_con(wc);
+	struct rtrs_iu *iu = container_of(wc->wr_cqe, struct rtrs_iu, cqe);
+
+	if (wc->status != IB_WC_SUCCESS) {
+		rtrs_clt_wc_failed(con, wc, "request");
+		return;
+	}
+	rtrs_clt_req_put(rtrs_clt_iu_req(con, iu));
 }
 
 static void rtrs_clt_reg_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -335,7 +376,7 @@ void rtrs_clt_wd_work(struct work_struct *work)
 		return;
 	for (i = 0; i < path->queue_depth; i++) {
 		req = &path->reqs[i];
-		/* Pairs with the release in rtrs_clt_path_request(). */
+		/* Pairs with the release in rtrs_clt_req_start(). */
 		if (!smp_load_acquire(&req->in_use))
 			continue;
 		if (rtrs_clt_req_expired(req, timeout)) {
@@ -356,7 +397,10 @@ void rtrs_clt_wd_work(struct work_struct *work)
 			   msecs_to_jiffies(RTRS_HB_INTERVAL_MS));
 }
 
-/* The send of @req's LOCAL_INV: the server did not invalidate @req->mr. */
+/*
+ * The send of @req's LOCAL_INV: the server did not invalidate @req->mr.
+ * Its send queue entry was taken with the request's.
+ */
 static int rtrs_clt_post_inv(struct rtrs_clt_io_req *req)
 {
 	struct ib_send_wr wr = {
@@ -369,7 +413,10 @@ static int rtrs_clt_post_inv(struct rtrs_clt_io_req *req)
 	return ib_post_send(req->con->c.qp, &wr, NULL);
 }
 
-/* The slot of the request answered by @msg_id, if one is in flight on @con. */
+/*
+ * The slot of the request answered by @msg_id, if one in flight on @con
+ * awaits its answer.
+ */
 static struct rtrs_clt_io_req *rtrs_clt_rsp_req(struct rtrs_clt_con *con,
 						u32 msg_id)
 {
@@ -379,30 +426,37 @@ static struct rtrs_clt_io_req *rtrs_clt_rsp_req(struct rtrs_clt_con *con,
 	if (msg_id >= path->queue_depth)
 		return NULL;
 	req = &path->reqs[msg_id];
-	if (!READ_ONCE(req->in_use) || req->con != con)
+	/* Pairs with the release in rtrs_clt_req_start(). */
+	if (!smp_load_acquire(&req->in_use) || req->con != con ||
+	    req->answered)
 		return NULL;
 	return req;
 }
 
-/* The server answered @req; a READ's MR is invalidated before completing. */
+/*
+ * The server answered @req; a READ's MR is invalidated before completing.
+ * When that cannot be posted the MR stays open to the server: the request
+ * is left to the path's teardown, which completes it, or sends it again,
+ * only once the connection is drained and the MR out of reach.
+ */
 static void rtrs_clt_req_answered(struct rtrs_clt_io_req *req, int errno,
 				  bool w_inv)
 {
 	int err;
 
+	req->answered = true;
 	req->status = errno;
 	if (w_inv)
 		req->mr_valid = false;
 	if (req->dir == DMA_FROM_DEVICE && req->mr_valid) {
 		err = rtrs_clt_post_inv(req);
-		if (!err) {
-			req->pending++;
-		} else {
+		if (err) {
 			pr_err_ratelimited("%s: invalidating MR failed: %d\n",
 					   req->con->c.path->sessname, err);
-			req->status = req->status ?: err;
 			rtrs_clt_path_error(to_clt_path(req->con->c.path));
+			return;
 		}
+		req->pending++;
 	}
 	rtrs_clt_req_put(req);
 }
@@ -640,7 +694,11 @@ static int rtrs_clt_req_reg(struct rtrs_clt_io_req *req, int count,
 	return 0;
 }
 
-/* SGEs of the mapped data entries themselves; their total must be @len. */
+/*
+ * SGEs of the mapped data entries themselves; their total must be @len.
+ * An empty one would fail the post (see rtrs_iu_post_rdma_write_imm()),
+ * and the path with it: refuse it here.
+ */
 static int rtrs_clt_req_direct_sges(struct rtrs_clt_io_req *req, int count)
 {
 	u32 lkey = req->con->c.path->dev->ib_pd->local_dma_lkey;
@@ -649,6 +707,8 @@ static int rtrs_clt_req_direct_sges(struct rtrs_clt_io_req *req, int count)
 	int i;
 
 	for_each_sg(req->sglist, sg, count, i) {
+		if (!sg_dma_len(sg))
+			return -EINVAL;
 		req->sge[i].addr = sg_dma_address(sg);
 		req->sge[i].length = sg_dma_len(sg);
 		req->sge[i].lkey = lkey;
@@ -658,17 +718,55 @@ static int rtrs_clt_req_direct_sges(struct rtrs_clt_io_req *req, int count)
 }
 
 /*
+ * The request is about to go out: from here on it is in flight, and an
+ * answer may find it.  Everything an answer or the watchdog reads is set.
+ */
+static void rtrs_clt_req_start(struct rtrs_clt_io_req *req)
+{
+	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
+
+	atomic_inc(&path->stats.inflight);
+	WRITE_ONCE(req->sent_at, jiffies);
+	/* The watchdog and the answers read the slot of a request in use. */
+	smp_store_release(&req->in_use, true);
+	trace_rtrs_clt_submit(req, req->permit->mem_id);
+}
+
+/*
+ * Posting failed with the request in flight: a server may have answered
+ * it, part of it may have gone out (a REG_MR, say).  The path goes down;
+ * its teardown, after draining the connection, sends the request again
+ * or completes it, once.
+ */
+static void rtrs_clt_req_lost(struct rtrs_clt_io_req *req, int err)
+{
+	pr_err_ratelimited("%s: connection %u: posting a request failed: %d\n",
+			   req->con->c.path->sessname, req->con->c.cid, err);
+	rtrs_clt_path_error(to_clt_path(req->con->c.path));
+}
+
+/*
  * Post the WRITE WITH IMMEDIATE of @nsge data SGEs from @first on, then
- * the header buffer, to @remote_off in the request's chunk.
+ * the header buffer, to @remote_off in the request's chunk, after @head.
+ * The request takes @nwr send queue entries: @head's, the write's and a
+ * LOCAL_INV's it may post later.
+ *
+ * Return: 0 when the request is in flight, posted or left to the path's
+ * teardown; -EAGAIN, with nothing posted, when the send queue is full.
  */
 static int rtrs_clt_req_post(struct rtrs_clt_io_req *req, unsigned int first,
 			     unsigned int nsge, u32 hdr_len, u64 remote_off,
-			     struct ib_send_wr *head, struct ib_send_wr *tail)
+			     struct ib_send_wr *head, u32 nwr)
 {
 	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
 	struct rtrs_rbuf *rbuf = &path->rbufs[req - path->reqs];
 	struct ib_sge *sge = &req->sge[first];
 	u32 imm;
+	int err;
+
+	if (!rtrs_clt_sq_get(req->con, nwr))
+		return -EAGAIN;
+	req->sq_wrs = nwr;
 
 	sge[nsge] = (struct ib_sge) {
 		.addr	= req->iu->dma_addr,
@@ -680,10 +778,14 @@ static int rtrs_clt_req_post(struct rtrs_clt_io_req *req, unsigned int first,
 
 	imm = rtrs_io_req_imm(req - path->reqs, req->data_len + req->usr_len,
 			      path->off_bits);
-	return rtrs_iu_post_rdma_write_imm(&req->con->c, req->iu, sge,
-					   nsge + 1, rbuf->rkey,
-					   rbuf->addr + remote_off, imm, 0,
-					   head, tail);
+	rtrs_clt_req_start(req);
+	err = rtrs_iu_post_rdma_write_imm(&req->con->c, req->iu, sge,
+					  nsge + 1, rbuf->rkey,
+					  rbuf->addr + remote_off, imm, 0,
+					  head, NULL);
+	if (err)
+		rtrs_clt_req_lost(req, err);
+	return 0;
 }
 
 /*
@@ -732,6 +834,7 @@ static unsigned int rtrs_clt_write_head(struct rtrs_clt_io_req *req,
  */
 static int rtrs_clt_write_req(struct rtrs_clt_io_req *req, int count)
 {
+	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
 	struct rtrs_msg_rdma_write *msg = req->iu->buf + req->usr_len;
 	u32 hdr_len = req->usr_len + sizeof(*msg);
 	struct ib_send_wr *head;
@@ -746,8 +849,9 @@ static int rtrs_clt_write_req(struct rtrs_clt_io_req *req, int count)
 	if (err)
 		return err;
 	done = rtrs_clt_write_head(req, count, &head, &off);
+	/* The RDMA WRITEs of @head, max_send_sge entries each, and the last. */
 	return rtrs_clt_req_post(req, done, count - done, hdr_len, off, head,
-				 NULL);
+				 done / path->max_send_sge + 1);
 }
 
 /*
@@ -760,6 +864,7 @@ static int rtrs_clt_read_req(struct rtrs_clt_io_req *req, int count)
 	u32 hdr_len = req->usr_len + sizeof(*msg);
 	struct ib_send_wr *head = NULL, inv;
 	struct ib_reg_wr rwr;
+	u32 nwr = 1;
 	int err;
 
 	msg->type = cpu_to_le16(RTRS_MSG_READ);
@@ -778,8 +883,10 @@ static int rtrs_clt_read_req(struct rtrs_clt_io_req *req, int count)
 		msg->desc[0].len = cpu_to_le32(req->mr->length);
 		hdr_len += sizeof(msg->desc[0]);
 		req->mr_valid = true;
+		/* REG_MR, the LOCAL_INV before it, the LOCAL_INV after. */
+		nwr += (head == &inv ? 2 : 1) + 1;
 	}
-	return rtrs_clt_req_post(req, 0, 0, hdr_len, req->data_len, head, NULL);
+	return rtrs_clt_req_post(req, 0, 0, hdr_len, req->data_len, head, nwr);
 }
 
 /* Can the request go out at all?  Header room, data size and segments. */
@@ -821,23 +928,28 @@ static void rtrs_clt_req_init(struct rtrs_clt_io_req *req,
 	req->priv = ops->priv;
 	req->conf = ops->conf_fn;
 	req->status = 0;
-	req->pending = 1;
+	/* The answer and the completion of the request's write. */
+	req->pending = 2;
+	req->answered = false;
 	req->mr_valid = false;
+	req->sq_wrs = 0;
 	for (i = 0; i < nr; buf += vec[i].iov_len, i++)
 		memcpy(buf, vec[i].iov_base, vec[i].iov_len);
 }
 
-/* Posting failed: the request never left; a registered MR dooms the path. */
+/*
+ * The request could not be posted and never left: nothing of it reached
+ * the send queue, and no answer can find it.
+ */
 static void rtrs_clt_req_abort(struct rtrs_clt_io_req *req, int err)
 {
 	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
 
-	pr_err_ratelimited("%s: posting request failed: %d\n",
-			   path->s.sessname, err);
-	if (req->mr_valid)
-		rtrs_clt_path_error(path);
+	if (err != -EAGAIN)
+		pr_err_ratelimited("%s: preparing a request failed: %d\n",
+				   path->s.sessname, err);
+	req->mr_valid = false;
 	rtrs_clt_req_unmap(req);
-	rtrs_clt_req_release(req);
 }
 
 /**
@@ -855,8 +967,11 @@ static void rtrs_clt_req_abort(struct rtrs_clt_io_req *req, int err)
  * @sg_cnt: entries in @sg.
  *
  * Context: any context; does not sleep.
- * Return: 0 when the request is posted; -EMSGSIZE or -EINVAL when it can
- * never be, on any path; another negative errno when posting failed.
+ * Return: 0 when the request is in flight: posted, or left to the path's
+ * teardown when posting failed (see rtrs_clt_req_lost()); -EMSGSIZE or
+ * -EINVAL when it can never be posted, on any path; -EAGAIN when the
+ * connection's send queue is full; another negative errno when preparing
+ * it failed.  Unless 0, nothing of the request was posted.
  */
 int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
 			  struct rtrs_clt_req_ops *ops,
@@ -883,11 +998,6 @@ int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
 	if (count < 0)
 		return count;
 
-	atomic_inc(&path->stats.inflight);
-	WRITE_ONCE(req->sent_at, jiffies);
-	/* The watchdog reads @sent_at of a request it sees in use. */
-	smp_store_release(&req->in_use, true);
-	trace_rtrs_clt_submit(req, permit->mem_id);
 	if (dir == READ)
 		err = rtrs_clt_read_req(req, count);
 	else

@@ -225,7 +225,10 @@ static int rtrs_clt_path_connect(struct rtrs_clt_path *path)
 
 	lockdep_assert_held(&path->init_mutex);
 
-	WRITE_ONCE(path->connect_failed, false);
+	/* A close that came first must not be forgotten here. */
+	spin_lock_irq(&path->state_lock);
+	WRITE_ONCE(path->connect_failed, path->state != RTRS_CLT_CONNECTING);
+	spin_unlock_irq(&path->state_lock);
 	path->info_err = -ECONNRESET;
 	reinit_completion(&path->info_done);
 
@@ -290,6 +293,27 @@ static void rtrs_clt_path_log_err(struct rtrs_clt_path *path, int err)
 			   path->s.sessname, dst, err);
 }
 
+/*
+ * The connections are up and the server's chunks known: the path is
+ * connected, unless an error hit it since.  rtrs_clt_path_error() marks a
+ * connecting path under the same lock, so an error either comes first and
+ * fails the open, or finds the path connected and closes it as usual.
+ */
+static int rtrs_clt_path_set_connected(struct rtrs_clt_path *path)
+{
+	int err = 0;
+
+	spin_lock_irq(&path->state_lock);
+	if (path->state != RTRS_CLT_CONNECTING)
+		err = -ECONNABORTED;
+	else if (path->connect_failed)
+		err = -ECONNRESET;
+	else
+		rtrs_clt_path_set_state(path, RTRS_CLT_CONNECTED);
+	spin_unlock_irq(&path->state_lock);
+	return err;
+}
+
 /**
  * rtrs_clt_path_open() - establish a path
  * @path: a path in %RTRS_CLT_CONNECTING, its connections down.
@@ -306,10 +330,7 @@ int rtrs_clt_path_open(struct rtrs_clt_path *path)
 	int err;
 
 	mutex_lock(&path->init_mutex);
-	err = rtrs_clt_path_connect(path);
-	if (!err && !rtrs_clt_path_change_state(path, RTRS_CLT_CONNECTING,
-						RTRS_CLT_CONNECTED))
-		err = -ECONNABORTED;
+	err = rtrs_clt_path_connect(path) ?: rtrs_clt_path_set_connected(path);
 	if (err) {
 		rtrs_clt_path_log_err(path, err);
 		rtrs_clt_path_teardown(path);

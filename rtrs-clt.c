@@ -203,7 +203,10 @@ static int rtrs_clt_add_paths(struct rtrs_clt_sess *clt,
 	return 0;
 }
 
-/* Connect every path; paths that fail try again later.  Any path will do. */
+/*
+ * Connect every path; paths that fail try again later.  Any path will do,
+ * unlike mainline, which fails the open when one path fails.
+ */
 static int rtrs_clt_connect_paths(struct rtrs_clt_sess *clt)
 {
 	struct rtrs_clt_path *path;
@@ -248,8 +251,11 @@ static bool rtrs_clt_bad_name(const char *pathname)
  *	per possible CPU.
  *
  * Connects the paths one by one.  The session opens when at least one of
- * them is established, as mainline RTRS does; the others keep trying in
- * the background like paths that failed later.
+ * them is established; the others keep trying in the background like
+ * paths that failed later.  Mainline RTRS fails the open, and closes every
+ * path, when any one path fails; a multipath session that starts degraded
+ * is what a user of several paths wants, and one whose lost path comes
+ * back later gets the same service.
  *
  * Context: process context; sleeps.
  * Return: the session, or an ERR_PTR(): -EINVAL for bad arguments,

@@ -211,15 +211,20 @@ struct rtrs_clt_con {
  * @conf: the user's completion callback
  * @sent_at: jiffies when the request was posted
  * @status: result reported to @conf
- * @pending: completions still awaited: the response and, when @mr is
- *	registered, its invalidation
+ * @pending: completions still awaited: the answer, the completion of the
+ *	request's signaled write and, once posted, of the LOCAL_INV of @mr;
+ *	the request completes when the last one is in
+ * @sq_wrs: entries of @con's send queue the request holds (see
+ *	rtrs_clt_req_post()), given back when it leaves the path
  * @in_use: a request is in flight in this slot
+ * @answered: the answer arrived; another one is a protocol error
  * @mr_valid: @mr is registered and not yet invalidated
  *
- * A slot is only touched by the submitter before posting, then by the
- * completion context of @con (serialised by its CQ), and after @con is
- * drained by the path teardown.  The watchdog only reads @in_use, @con
- * and @sent_at, without a lock.
+ * A slot is only touched by the submitter until it sets @in_use (with
+ * release semantics) right before posting, then by the completion context
+ * of @con (serialised by its CQ), and after @con is drained by the path
+ * teardown.  The watchdog only reads @in_use, @con and @sent_at, without
+ * a lock.
  */
 struct rtrs_clt_io_req {
 	struct rtrs_clt_con	*con;
@@ -240,7 +245,9 @@ struct rtrs_clt_io_req {
 	unsigned long		sent_at;
 	int			status;
 	unsigned int		pending;
+	u32			sq_wrs;
 	bool			in_use;
+	bool			answered;
 	bool			mr_valid;
 };
 
@@ -270,7 +277,8 @@ struct rtrs_clt_io_req {
  * @listed: on @clt->paths_list, so the user may send on it; a path is
  *	counted as up only while listed.  Protected by @clt->link_ev_mutex
  * @stay_down: disconnected through sysfs: no reconnect is scheduled
- * @connect_failed: an error hit the path while it was connecting
+ * @connect_failed: an error hit the path while it was connecting; set
+ *	under @state_lock, where the move to %RTRS_CLT_CONNECTED reads it
  * @info_done: completed when the path info answer arrived or connecting
  *	failed
  * @info_err: result of the path info exchange

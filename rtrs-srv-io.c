@@ -308,13 +308,41 @@ static void rtrs_srv_add_rsp_wr(struct rtrs_srv_con *con,
 	rtrs_srv_chain(tail, &w->rsp.wr);
 }
 
+/**
+ * rtrs_srv_stop_answers() - post no more answers on a connection
+ * @con: connection of a closing path, about to be drained
+ *
+ * An answer that saw its path connected is either posted before this
+ * returns, and so before the drain, or not at all: the check and the post
+ * are made under @con->rsp_post_lock, and a post after the drain would
+ * complete after it, into a connection being freed.
+ *
+ * Context: process context.
+ */
+void rtrs_srv_stop_answers(struct rtrs_srv_con *con)
+{
+	spin_lock_irq(&con->rsp_post_lock);
+	con->rsp_stopped = true;
+	spin_unlock_irq(&con->rsp_post_lock);
+}
+
 /*
- * Post @first, the work requests of one answer ending in @rsp, signaling
- * one answer in @con->rsp_batch.  An RC send queue completes in order and
- * the lock keeps the posts in the order they are counted, so the signaled
- * answer's completion stands for the rsp_batch answers up to it.
+ * Post @first, the work requests of the answer of @op ending in @rsp,
+ * signaling one answer in @con->rsp_batch.  An RC send queue completes in
+ * order and the lock keeps the posts in the order they are counted, so the
+ * signaled answer's completion stands for the rsp_batch answers up to it.
+ *
+ * The chunk is the client's again once its answer is posted, and its next
+ * request may follow at once: @op is released right after the post, not
+ * before, so that request cannot race the answer for the chunk.  With
+ * interrupts off until then, no answer posted here reaches the client
+ * before (rxe sends from a tasklet of this CPU).
+ *
+ * Return: 0, -ESHUTDOWN when the connection no longer takes answers, or
+ * the error of the post; @op is not released then.
  */
 static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
+				 struct rtrs_srv_op *op,
 				 struct ib_send_wr *first,
 				 struct ib_send_wr *rsp)
 {
@@ -323,6 +351,10 @@ static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 	int err;
 
 	spin_lock_irqsave(&con->rsp_post_lock, flags);
+	if (con->rsp_stopped) {
+		spin_unlock_irqrestore(&con->rsp_post_lock, flags);
+		return -ESHUTDOWN;
+	}
 	signal = ++con->rsp_unsig == con->rsp_batch;
 	if (signal) {
 		rsp->send_flags |= IB_SEND_SIGNALED;
@@ -333,6 +365,7 @@ static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 	err = ib_post_send(con->c.qp, first, NULL);
 	if (!err) {
 		con->rsp_posts++;
+		clear_bit_unlock(0, &op->busy);
 	} else if (signal) {
 		atomic_dec(&con->rsp_inflight);
 		con->rsp_unsig = con->rsp_batch - 1;
@@ -344,9 +377,8 @@ static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 }
 
 /*
- * Post the answer of @op, for which the caller took send queue room.  The
- * chunk is free for the client's next request once the answer leaves, so
- * @op is released before the post.
+ * Post the answer of @op, for which the caller took send queue room; drop
+ * it when its connection is being drained.
  */
 static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 			      struct rtrs_srv_op *op, int status)
@@ -373,10 +405,12 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 		rtrs_srv_add_inval_wr(con, op, &w, &tail);
 	rtrs_srv_add_rsp_wr(con, op, status, &w, &tail);
 
-	clear_bit(0, &op->busy);
-	err = rtrs_srv_post_rsp_wrs(con, first, &w.rsp.wr);
+	err = rtrs_srv_post_rsp_wrs(con, op, first, &w.rsp.wr);
 	if (err) {
 		rtrs_srv_sq_put(con);
+		clear_bit_unlock(0, &op->busy);
+	}
+	if (err && err != -ESHUTDOWN) {
 		pr_err_ratelimited("%s: posting an answer failed: %d\n",
 				   path->s.sessname, err);
 		rtrs_srv_close_path(path);
@@ -495,7 +529,7 @@ static bool rtrs_srv_flush_answers(struct rtrs_srv_con *con)
 	int err = 0;
 
 	spin_lock_irqsave(&con->rsp_post_lock, flags);
-	if (con->rsp_unsig && !con->flush_n &&
+	if (con->rsp_unsig && !con->flush_n && !con->rsp_stopped &&
 	    con->rsp_posts == con->wd_posts) {
 		con->flush_n = con->rsp_unsig;
 		con->rsp_unsig = 0;

@@ -550,6 +550,7 @@ static void rtrs_srv_disconnect_cons(struct rtrs_srv_path *path)
 
 		if (!c)
 			continue;
+		rtrs_srv_stop_answers(to_srv_con(c));
 		rdma_disconnect(c->cm_id);
 		ib_drain_qp(c->qp);
 	}

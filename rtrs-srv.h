@@ -48,8 +48,8 @@ struct rtrs_srv_cpu_stats {
  * @msg_id: chunk of the request; the answer carries it back
  * @status: answer kept while the answer waits for send queue room
  * @busy: bit 0 is set from the arrival of the request until its answer is
- *	posted or dropped; a second request for a busy chunk is a protocol
- *	violation
+ *	posted (cleared after the post, see rtrs_srv_post_rsp_wrs()) or
+ *	dropped; a second request for a busy chunk is a protocol violation
  * @need_inval: the client asked for SEND WITH INVALIDATE of @desc.key
  * @sg_cnt: descriptors of a READ, 0 or 1
  * @desc: copy of the READ descriptor, validated
@@ -196,6 +196,8 @@ struct rtrs_srv_sess {
  *	room (&rtrs_con.sq_wr_avail)
  * @rsp_post_lock: keeps answers posted in the order @rsp_unsig counts
  *	them; taken with interrupts off
+ * @rsp_stopped: the path is closing: no answer or flush is posted any
+ *	more, so none can follow the drain; under @rsp_post_lock
  * @rsp_unsig: answers posted since the last signaled one or flush
  * @rsp_batch: answers per signaled answer; its completion gives back the
  *	send queue room of all of them
@@ -217,6 +219,7 @@ struct rtrs_srv_con {
 	spinlock_t		rsp_wait_lock;	/* rsp_wait_list */
 	struct list_head	rsp_wait_list;
 	spinlock_t		rsp_post_lock;	/* rsp_unsig, answer posts */
+	bool			rsp_stopped;
 	u32			rsp_unsig;
 	u32			rsp_batch;
 	u32			rsp_posts;
@@ -430,6 +433,7 @@ void rtrs_srv_free_ops(struct rtrs_srv_path *path);
 void rtrs_srv_init_con_cqes(struct rtrs_srv_con *con);
 int rtrs_srv_post_recvs(struct rtrs_srv_con *con, unsigned int n);
 void rtrs_srv_drop_waiting(struct rtrs_srv_con *con);
+void rtrs_srv_stop_answers(struct rtrs_srv_con *con);
 bool rtrs_srv_wc_ok(struct rtrs_srv_path *path, struct ib_wc *wc,
 		    const char *what);
 void rtrs_srv_wd_work(struct work_struct *work);

@@ -236,7 +236,8 @@ struct rtrs_clt_req_ops {
  * called; otherwise a negative errno and @ops->conf_fn will not be called:
  * -EMSGSIZE when the user message and the request header do not fit in the
  * server's header room, -ECONNABORTED when no path is connected, or the
- * error of the last path that failed to post it.
+ * error of the last path that failed to post it (-EAGAIN when its send
+ * queue was full, which happens only where the device capped its size).
  */
 int rtrs_clt_request(int dir, struct rtrs_clt_req_ops *ops,
 		     struct rtrs_clt_sess *clt, struct rtrs_permit *permit,
