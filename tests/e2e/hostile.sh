@@ -400,7 +400,7 @@ for c in ${HOSTILE_IO_CASES:-imm-type chunk-id chunk-off usr-len \
 		hdr-at-end hdr-type read-sg-cnt read-len flood}; do
 	check "IO $c closes the path" peer_case "$c" 1
 done
-mapfile -t CELLS < <(srv_cell_list)
+mapfile -t CELLS <<<"$(srv_cell_list)"
 check "the peer plays the server's table" srv_cells "${CELLS[@]}"
 for c in "${CELLS[@]}"; do
 	IFS=: read -r _ st msg con want <<<"$c"
@@ -434,7 +434,7 @@ for c in ${HOSTILE_ANS_CASES:-io-bad-id io-not-sent io-dup io-type io-silent}; d
 	check "server lie $c closes the path" liar_case "$c" io \
 		"${ANS_REASON[$c]:-answer to no request}"
 done
-mapfile -t CELLS < <(clt_cell_list)
+mapfile -t CELLS <<<"$(clt_cell_list)"
 echo "== rtrs-peer server-cells" >>"$RESULTS/peer.log"
 timeout $((60 * ${#CELLS[@]})) "$PEER" server-cells "$PAIR_B" $LIAR_PORT \
 	"${CELLS[@]}" >>"$RESULTS/peer.log" 2>&1 &
