@@ -21,7 +21,7 @@ static unsigned int rtrs_srv_chunk_order(struct rtrs_srv_sess *sess)
 }
 
 /**
- * rtrs_srv_alloc_chunks() - allocate the chunks of a new session
+ * rtrs_srv_alloc_chunks() - allocate the chunks of a session
  * @sess: session with @queue_depth and @chunk_size set
  *
  * Chunks come from the page allocator as one naturally aligned block
@@ -29,7 +29,7 @@ static unsigned int rtrs_srv_chunk_order(struct rtrs_srv_sess *sess)
  *
  * Return: 0 or -ENOMEM.
  */
-int rtrs_srv_alloc_chunks(struct rtrs_srv_sess *sess)
+static int rtrs_srv_alloc_chunks(struct rtrs_srv_sess *sess)
 {
 	u32 i;
 
@@ -60,12 +60,14 @@ free:
 
 /**
  * rtrs_srv_free_chunks() - free the chunks of a session
- * @sess: session whose paths are all gone
+ * @sess: session whose paths are all gone; it may have no chunks
  */
 void rtrs_srv_free_chunks(struct rtrs_srv_sess *sess)
 {
 	u32 i;
 
+	if (!sess->chunks)
+		return;
 	for (i = 0; i < sess->queue_depth; i++)
 		__free_pages(sess->chunks[i], rtrs_srv_chunk_order(sess));
 	kfree(sess->chunks);
@@ -118,7 +120,7 @@ unmap:
  *
  * Return: 0 or a negative errno; on error nothing stays mapped.
  */
-int rtrs_srv_map_chunks(struct rtrs_srv_path *path)
+static int rtrs_srv_map_chunks(struct rtrs_srv_path *path)
 {
 	u32 depth = path->sess->queue_depth;
 	u32 i;
@@ -148,13 +150,37 @@ unmap:
 }
 
 /**
+ * rtrs_srv_path_chunks() - the chunks of a path, on its INFO_REQ
+ * @path: path whose client sent a valid INFO_REQ with every connection up
+ *
+ * The first INFO_REQ of a session allocates its chunks, and each path's
+ * own maps them for its device: a client that never completes a path
+ * costs the server no chunk memory, however many it starts.
+ *
+ * Return: 0 or a negative errno.
+ */
+int rtrs_srv_path_chunks(struct rtrs_srv_path *path)
+{
+	struct rtrs_srv_sess *sess = path->sess;
+	int err = 0;
+
+	mutex_lock(&sess->paths_mutex);
+	if (!sess->chunks)
+		err = rtrs_srv_alloc_chunks(sess);
+	mutex_unlock(&sess->paths_mutex);
+	return err ?: rtrs_srv_map_chunks(path);
+}
+
+/**
  * rtrs_srv_unmap_chunks() - undo rtrs_srv_map_chunks()
- * @path: path whose queue pairs are destroyed
+ * @path: path whose queue pairs are destroyed; its chunks may be unmapped
  */
 void rtrs_srv_unmap_chunks(struct rtrs_srv_path *path)
 {
 	u32 i;
 
+	if (!path->chunks)
+		return;
 	for (i = 0; i < path->sess->queue_depth; i++)
 		rtrs_srv_unmap_chunk(path, &path->chunks[i]);
 	kfree(path->chunks);

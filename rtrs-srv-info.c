@@ -184,6 +184,9 @@ static int rtrs_srv_process_info_req(struct rtrs_srv_path *path,
 	err = rtrs_srv_take_name(path, name);
 	if (err)
 		return err;
+	err = rtrs_srv_path_chunks(path);
+	if (err)
+		return err;
 	reg_wrs = rtrs_srv_reg_chunks_wrs(path, &con->reg_cqe);
 	if (!reg_wrs)
 		return -ENOMEM;

@@ -5,8 +5,11 @@
  * A client session (paths_uuid) has one or more paths (sess_uuid), each
  * of cid_num connections, which arrive one RDMA CM connect request at a
  * time.  The first connection of a new session carries the first-conn
- * flag and creates the session with its chunks; the first connection of a
- * path creates the path and maps the chunks for its device.  A path is
+ * flag and creates the session; the first connection of a path creates
+ * the path.  Chunks come only with a path's INFO_REQ, once every
+ * connection is up, and connections of paths not yet connected are held
+ * to a budget (rtrs_srv_setup_budget()): a client that proves nothing
+ * holds little.  A path is
  * torn down by its close work only, whatever made it fail: a CM event, a
  * failed work request, a protocol violation, missed heartbeats, the
  * device going away or rtrs_srv_close().
@@ -15,6 +18,8 @@
 
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <net/ipv6.h>
+#include <rdma/ib.h>
 #include <rdma/ib_cm.h>
 
 #include "rtrs-srv.h"
@@ -197,7 +202,6 @@ static struct rtrs_srv_sess *rtrs_srv_alloc_sess(struct rtrs_srv_ctx *ctx,
 						 const uuid_t *paths_uuid)
 {
 	struct rtrs_srv_sess *sess;
-	int err;
 
 	sess = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*sess), GFP_KERNEL);
 	if (!sess)
@@ -212,15 +216,7 @@ static struct rtrs_srv_sess *rtrs_srv_alloc_sess(struct rtrs_srv_ctx *ctx,
 	mutex_init(&sess->sysfs_mutex);
 	sess->queue_depth = rtrs_srv_queue_depth();
 	sess->chunk_size = rtrs_srv_chunk_size();
-
-	err = rtrs_srv_alloc_chunks(sess);
-	if (err) {
-		mutex_destroy(&sess->sysfs_mutex);
-		mutex_destroy(&sess->ev_mutex);
-		mutex_destroy(&sess->paths_mutex);
-		kfree(sess);
-		return ERR_PTR(err);
-	}
+	/* Its chunks come with its first INFO_REQ: rtrs_srv_path_chunks(). */
 	return sess;
 }
 
@@ -493,12 +489,9 @@ rtrs_srv_alloc_path(struct rtrs_srv_sess *sess, struct rdma_cm_id *cm_id,
 		err = PTR_ERR(path->s.dev);
 		goto free_cons;
 	}
-	err = rtrs_srv_map_chunks(path);
-	if (err)
-		goto put_dev;
 	err = rtrs_srv_alloc_ops(path);
 	if (err)
-		goto unmap_chunks;
+		goto put_dev;
 	err = rtrs_srv_alloc_info_bufs(path);
 	if (err)
 		goto free_ops;
@@ -510,8 +503,6 @@ rtrs_srv_alloc_path(struct rtrs_srv_sess *sess, struct rdma_cm_id *cm_id,
 
 free_ops:
 	rtrs_srv_free_ops(path);
-unmap_chunks:
-	rtrs_srv_unmap_chunks(path);
 put_dev:
 	rtrs_ib_dev_put(path->s.dev);
 free_cons:
@@ -631,6 +622,72 @@ static void rtrs_srv_close_work(struct work_struct *work)
 
 /* Connection requests. */
 
+/* The same client: the same address, whatever the port. */
+static bool rtrs_srv_same_client(const struct sockaddr_storage *a,
+				 const struct sockaddr *b)
+{
+	if (a->ss_family != b->sa_family)
+		return false;
+	switch (b->sa_family) {
+	case AF_INET:
+		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	case AF_INET6:
+		return ipv6_addr_equal(&((const struct sockaddr_in6 *)a)->sin6_addr,
+				       &((const struct sockaddr_in6 *)b)->sin6_addr);
+	case AF_IB:
+		return !memcmp(&((const struct sockaddr_ib *)a)->sib_addr,
+			       &((const struct sockaddr_ib *)b)->sib_addr,
+			       sizeof(struct ib_addr));
+	}
+	return false;
+}
+
+static unsigned int rtrs_srv_cons_up(struct rtrs_srv_path *path)
+{
+	unsigned int cid, n = 0;
+
+	for (cid = 0; cid < path->s.con_num; cid++)
+		n += !!path->s.con[cid];
+	return n;
+}
+
+/*
+ * May @client add one more connection to a path being set up?  Every
+ * connection the server accepts is one of a path not yet connected, and
+ * holds a queue pair until the path's INFO_REQ or its connect timeout:
+ * count those of @ctx, of all clients and of @client.
+ */
+static int rtrs_srv_setup_budget(struct rtrs_srv_ctx *ctx,
+				 const struct sockaddr *client)
+{
+	unsigned int all = 0, mine = 0, n;
+	struct rtrs_srv_sess *sess;
+	struct rtrs_srv_path *path;
+
+	mutex_lock(&ctx->mutex);
+	list_for_each_entry(sess, &ctx->sess_list, entry) {
+		mutex_lock(&sess->paths_mutex);
+		list_for_each_entry(path, &sess->paths_list, entry) {
+			if (rtrs_srv_path_state(path) != RTRS_SRV_CONNECTING)
+				continue;
+			n = rtrs_srv_cons_up(path);
+			all += n;
+			if (rtrs_srv_same_client(&path->s.dst_addr, client))
+				mine += n;
+		}
+		mutex_unlock(&sess->paths_mutex);
+	}
+	mutex_unlock(&ctx->mutex);
+
+	if (all < READ_ONCE(rtrs_srv_setup_cons_max) &&
+	    mine < READ_ONCE(rtrs_srv_setup_cons_per_client))
+		return 0;
+	pr_err_ratelimited("connect request from %pISc refused: %u connections of paths being set up, %u of them from there\n",
+			   client, all, mine);
+	return -EBUSY;
+}
+
 static int rtrs_srv_reject(struct rdma_cm_id *cm_id, int errno)
 {
 	struct rtrs_msg_conn_rsp rsp = {
@@ -723,6 +780,10 @@ static int rtrs_srv_connect(struct rdma_cm_id *cm_id, const void *data,
 				   len, ERR_PTR(err));
 		return rtrs_srv_reject(cm_id, err);
 	}
+	err = rtrs_srv_setup_budget(ctx,
+				    (struct sockaddr *)&cm_id->route.addr.dst_addr);
+	if (err)
+		return rtrs_srv_reject(cm_id, err);
 
 	sess = rtrs_srv_get_sess(ctx, &req->paths_uuid,
 				 req->flags & RTRS_CONN_REQ_FIRST_CONN);

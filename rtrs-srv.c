@@ -40,15 +40,33 @@ MODULE_PARM_DESC(always_invalidate,
 		 "Invalidate and re-key each chunk for every IO (default Y)");
 
 /*
- * A path holds its queue pairs and the chunks' registrations from its
- * first connection on; one whose client never completes it (the other
- * connections or the INFO_REQ never come) must not hold them forever.
+ * A path holds its queue pairs from its first connection on; one whose
+ * client never completes it (the other connections or the INFO_REQ never
+ * come) must not hold them forever.
  */
 unsigned int rtrs_srv_connect_timeout_sec = 60;
 module_param_named(connect_timeout_sec, rtrs_srv_connect_timeout_sec, uint,
 		   0644);
 MODULE_PARM_DESC(connect_timeout_sec,
 		 "Seconds a new path may take from its first connection to its INFO_REQ before it is closed; 0: no limit, above 86400: 86400 (default 60)");
+
+/*
+ * Connections of paths not yet connected hold queue pairs for clients
+ * that have proven nothing yet: a budget for all of them on a listening
+ * port, and a smaller one for each client address, so that one client
+ * cannot take the whole of it.  A client refused for the budget sees
+ * -EBUSY and tries again later, as for any busy path.
+ */
+unsigned int rtrs_srv_setup_cons_max = 1024;
+module_param_named(setup_cons_max, rtrs_srv_setup_cons_max, uint, 0644);
+MODULE_PARM_DESC(setup_cons_max,
+		 "Connections of paths being set up, on one port, beyond which connect requests are refused (default 1024)");
+
+unsigned int rtrs_srv_setup_cons_per_client = 256;
+module_param_named(setup_cons_per_client, rtrs_srv_setup_cons_per_client,
+		   uint, 0644);
+MODULE_PARM_DESC(setup_cons_per_client,
+		 "The same, from one client address (default 256)");
 
 struct workqueue_struct *rtrs_srv_wq;
 struct rtrs_ib_dev_pool rtrs_srv_dev_pool;

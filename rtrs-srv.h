@@ -385,6 +385,8 @@ extern struct workqueue_struct *rtrs_srv_wq;
 extern struct rtrs_ib_dev_pool rtrs_srv_dev_pool;
 extern bool rtrs_srv_always_invalidate;
 extern unsigned int rtrs_srv_connect_timeout_sec;
+extern unsigned int rtrs_srv_setup_cons_max;
+extern unsigned int rtrs_srv_setup_cons_per_client;
 u32 rtrs_srv_queue_depth(void);
 u32 rtrs_srv_chunk_size(void);
 u32 rtrs_srv_max_io_size(u32 chunk_size);
@@ -418,9 +420,8 @@ int rtrs_srv_post_info_recv(struct rtrs_srv_path *path,
 void rtrs_srv_path_down(struct rtrs_srv_path *path);
 
 /* rtrs-srv-chunk.c */
-int rtrs_srv_alloc_chunks(struct rtrs_srv_sess *sess);
 void rtrs_srv_free_chunks(struct rtrs_srv_sess *sess);
-int rtrs_srv_map_chunks(struct rtrs_srv_path *path);
+int rtrs_srv_path_chunks(struct rtrs_srv_path *path);
 void rtrs_srv_unmap_chunks(struct rtrs_srv_path *path);
 struct ib_reg_wr *rtrs_srv_reg_chunks_wrs(struct rtrs_srv_path *path,
 					  struct ib_cqe *cqe);

@@ -123,6 +123,41 @@ partial_held() {
 	return $rc
 }
 
+# half_flood N BUDGET: with the server's budget of connections of paths
+# being set up at BUDGET for each client, the peer starts N sessions of
+# one connection of two each and holds them: the server takes no more
+# than BUDGET, its memory grows by less than five sessions' chunks would
+# take (no chunk before an INFO_REQ), and a new session from another
+# address opens and gets verified IO meanwhile.
+PER_CLIENT=/sys/module/rtrs_server/parameters/setup_cons_per_client
+mem_avail_kb() { awk '/^MemAvailable:/ { print $2 }' /proc/meminfo; }
+half_held() { tail -n +"$1" "$RESULTS/peer.log" | grep -q "^rtrs-peer: half sessions: "; }
+half_flood() {
+	local old pid start before during taken rc=0
+	old=$(cat "$PER_CLIENT")
+	echo "$2" >"$PER_CLIENT"
+	start=$(wc -l <"$RESULTS/peer.log")
+	before=$(mem_avail_kb)
+	PEER_TIMEOUT=300 peer client "$PAIR_B" "$PAIR_A" 1234 "half-$1" 30 &
+	pid=$!
+	wait_for 240 half_held "$start" || rc=1
+	during=$(mem_avail_kb)
+	taken=$(tail -n +"$start" "$RESULTS/peer.log" |
+		sed -n 's/^rtrs-peer: half sessions: \([0-9]*\) taken.*/\1/p')
+	echo "half sessions taken: ${taken:-?} of $1; MemAvailable $before -> $during kB"
+	[ "${taken:-99999}" -le "$2" ] || rc=1
+	# Queue pairs on both sides, a few hundred KiB each, take some;
+	# chunks would take 12.5 MiB a session (100 x 128 KiB), 400 MiB for
+	# the 32 the budget lets in.
+	[ $((before - during)) -lt $((64 * 1024)) ] || rc=1
+	good_start || rc=1
+	good_stop || rc=1
+	wait "$pid" || rc=1
+	echo "$old" >"$PER_CLIENT"
+	wait_for 60 server_idle || rc=1
+	return $rc
+}
+
 # stalled_case CASE: with connect_timeout_sec at 5, the server closes a
 # path that CASE never completes, not before the 5 s and not long after,
 # says why, and is idle after.
@@ -415,6 +450,7 @@ check "server idle after part A" wait_for 20 server_idle
 
 # A path whose connections never all come.
 check "a half-built path does not block others" partial_held
+check "100 half sessions hold no chunk, and others are served" half_flood 100 32
 check "a path missing a connection is closed in time" stalled_case stalled
 check "a path without INFO_REQ is closed in time" stalled_case no-info
 

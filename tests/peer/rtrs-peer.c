@@ -327,9 +327,8 @@ static void fill_req(struct conn_req *req, unsigned int cid,
  * Connect slot @slot with private data @req of @len bytes.  Return 0 when
  * established, 1 when rejected, -1 otherwise.
  */
-static int connect_raw(unsigned int slot, const void *req, size_t len)
+static int connect_at(struct con *c, const void *req, size_t len)
 {
-	struct con *c = &P.con[slot];
 	struct rdma_conn_param param = {
 		.private_data = req,
 		.private_data_len = len,
@@ -354,6 +353,11 @@ static int connect_raw(unsigned int slot, const void *req, size_t len)
 	if (!wait_event(c, RDMA_CM_EVENT_ESTABLISHED, WAIT_MS))
 		return 0;
 	return c->rejected ? 1 : -1;
+}
+
+static int connect_raw(unsigned int slot, const void *req, size_t len)
+{
+	return connect_at(&P.con[slot], req, len);
 }
 
 static int connect_con(unsigned int cid, unsigned int cid_num)
@@ -584,6 +588,8 @@ static int rejected(int r)
 	return 1;
 }
 
+static void random_uuid(__u8 *u);
+
 static int case_req_field(const char *name)
 {
 	struct conn_req req;
@@ -607,6 +613,53 @@ static int case_req_field(const char *name)
 	else
 		return -1;
 	return rejected(connect_raw(0, &req, len));
+}
+
+/*
+ * "half-N": connection 1 of 2 of N sessions, each new, held open for
+ * P.hold seconds.  The server may refuse some (its budget of connections
+ * of paths being set up); those it takes must stay open meanwhile.
+ * Says how many it took, and "holding" once all were tried.
+ */
+static int case_half(unsigned int n)
+{
+	struct con *cs = calloc(n, sizeof(*cs));
+	unsigned int i, taken = 0, refused = 0, closed = 0;
+	enum rdma_cm_event_type type;
+	struct rdma_cm_id *id;
+	struct conn_req req;
+	long end;
+	int r;
+
+	if (!cs)
+		die("calloc");
+	for (i = 0; i < n; i++) {
+		random_uuid(P.sess_uuid);
+		random_uuid(P.paths_uuid);
+		fill_req(&req, 1, 2);
+		r = connect_at(&cs[i], &req, sizeof(req));
+		taken += r == 0;
+		refused += r == 1;
+	}
+	say("half sessions: %u taken, %u refused, %u failed; holding %u s",
+	    taken, refused, n - taken - refused, P.hold);
+	end = now_ms() + P.hold * 1000L;
+	while (now_ms() < end)
+		next_event(end - now_ms(), &id, &type);
+	for (i = 0; i < n; i++) {
+		closed += cs[i].established && cs[i].disconnected;
+		if (!cs[i].id)
+			continue;
+		rdma_disconnect(cs[i].id);
+		if (cs[i].id->qp)
+			rdma_destroy_qp(cs[i].id);
+		if (cs[i].cq)
+			ibv_destroy_cq(cs[i].cq);
+		rdma_destroy_id(cs[i].id);
+	}
+	free(cs);
+	say("%u of the half sessions closed while held", closed);
+	return taken + refused == n && !closed ? 0 : 1;
 }
 
 /* Connection 1 of 2 only, held open for P.hold seconds, then dropped. */
@@ -1308,6 +1361,8 @@ static int run_case(const char *name)
 	}
 	if (!strcmp(name, "partial"))
 		return case_partial();
+	if (!strncmp(name, "half-", 5))
+		return case_half(atoi(name + 5));
 	if (!strcmp(name, "stalled"))
 		return case_stalled(0);
 	if (!strcmp(name, "no-info"))
@@ -1337,8 +1392,6 @@ static int run_case(const char *name)
 	}
 	return r;
 }
-
-static void random_uuid(__u8 *u);
 
 /* Drop every connection: the next cell starts from nothing. */
 static void cells_reset(void)
