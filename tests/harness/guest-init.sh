@@ -25,6 +25,8 @@ done
 # Scratch space of the scenarios, always writable.
 export RTRS_TMP=/run/tmp
 mkdir -p $RTRS_TMP
+# bash's process substitution reads /dev/fd, which devtmpfs lacks.
+[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t configfs configfs /sys/kernel/config 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
