@@ -33,15 +33,30 @@ static struct ib_cqe rtrs_clt_reg_cqe = {
 	.done = rtrs_clt_reg_done,
 };
 
+/*
+ * Is @con's path going down already?  Then what its other connections
+ * still bring needs no line of its own: the first failure gave the reason.
+ */
+static bool rtrs_clt_con_failing(struct rtrs_clt_con *con)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	enum rtrs_clt_state state = READ_ONCE(path->state);
+
+	return READ_ONCE(path->connect_failed) ||
+	       (state != RTRS_CLT_CONNECTING && state != RTRS_CLT_CONNECTED);
+}
+
 /* A work request of @con failed: the path goes down. */
 static void rtrs_clt_wc_failed(struct rtrs_clt_con *con, struct ib_wc *wc,
 			       const char *what)
 {
 	trace_rtrs_clt_con_error(con, what, wc->status);
-	if (wc->status != IB_WC_WR_FLUSH_ERR)
+	if (wc->status != IB_WC_WR_FLUSH_ERR && !rtrs_clt_con_failing(con)) {
 		pr_err_ratelimited("%s: connection %u: %s failed: %s\n",
 				   con->c.path->sessname, con->c.cid, what,
 				   ib_wc_status_msg(wc->status));
+		WRITE_ONCE(to_clt_path(con->c.path)->err_logged, true);
+	}
 	rtrs_clt_path_error(to_clt_path(con->c.path));
 }
 
@@ -49,8 +64,12 @@ static void rtrs_clt_wc_failed(struct rtrs_clt_con *con, struct ib_wc *wc,
 static void rtrs_clt_proto_error(struct rtrs_clt_con *con, const char *what,
 				 u32 val)
 {
-	pr_err_ratelimited("%s: connection %u: %s (%#x) from server, closing\n",
-			   con->c.path->sessname, con->c.cid, what, val);
+	if (!rtrs_clt_con_failing(con)) {
+		pr_err_ratelimited("%s: connection %u: %s (%#x) from server, closing\n",
+				   con->c.path->sessname, con->c.cid, what,
+				   val);
+		WRITE_ONCE(to_clt_path(con->c.path)->err_logged, true);
+	}
 	rtrs_clt_path_error(to_clt_path(con->c.path));
 }
 

@@ -93,14 +93,14 @@ static void rtrs_clt_info_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rtrs_iu *iu = container_of(wc->wr_cqe, struct rtrs_iu, cqe);
 	int err = -ECONNRESET;
 
+	/* The failed open logs it: one line. */
 	if (wc->status != IB_WC_SUCCESS) {
-		pr_err_ratelimited("%s: receiving path info failed: %s\n",
-				   path->s.sessname,
-				   ib_wc_status_msg(wc->status));
+		path->info_why = ib_wc_status_msg(wc->status);
 		goto out;
 	}
 	rtrs_hb_received(&path->s);
 	if (wc->opcode != IB_WC_RECV) {
+		path->info_why = "not a SEND where the path info was due";
 		err = -EPROTO;
 		goto out;
 	}
@@ -109,8 +109,7 @@ static void rtrs_clt_info_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 	err = rtrs_clt_check_info_rsp(iu->buf, wc->byte_len, path->queue_depth,
 				      path->chunk_size, path->rbufs);
 	if (err)
-		pr_err_ratelimited("%s: malformed path info from server\n",
-				   path->s.sessname);
+		path->info_why = "malformed path info from server";
 out:
 	path->info_err = err;
 	complete(&path->info_done);
@@ -230,6 +229,8 @@ static int rtrs_clt_path_connect(struct rtrs_clt_path *path)
 	WRITE_ONCE(path->connect_failed, path->state != RTRS_CLT_CONNECTING);
 	spin_unlock_irq(&path->state_lock);
 	path->info_err = -ECONNRESET;
+	path->info_why = NULL;
+	WRITE_ONCE(path->err_logged, false);
 	reinit_completion(&path->info_done);
 
 	for (cid = 0; cid < path->s.con_num; cid++) {
@@ -288,9 +289,14 @@ static void rtrs_clt_path_log_err(struct rtrs_clt_path *path, int err)
 {
 	char dst[64];
 
+	/* One line a failure: its reason may be in the log already. */
+	if (READ_ONCE(path->err_logged))
+		return;
 	sockaddr_to_str((struct sockaddr *)&path->s.dst_addr, dst, sizeof(dst));
-	pr_err_ratelimited("%s: connecting path to %s failed: %d\n",
-			   path->s.sessname, dst, err);
+	pr_err_ratelimited("%s: connecting path to %s failed: %d%s%s%s\n",
+			   path->s.sessname, dst, err,
+			   path->info_why ? " (" : "",
+			   path->info_why ?: "", path->info_why ? ")" : "");
 }
 
 /*

@@ -282,6 +282,8 @@ struct rtrs_clt_io_req {
  * @info_done: completed when the path info answer arrived or connecting
  *	failed
  * @info_err: result of the path info exchange
+ * @info_why: what went wrong with it, for the failed open's line, or NULL
+ * @err_logged: an error of this connect attempt logged its reason
  * @info_tx_iu: INFO_REQ buffer, freed after the teardown drained the QP
  * @info_rx_iu: INFO_RSP buffer, idem
  * @hb_cqe: completion entry of heartbeats and their acks
@@ -320,6 +322,8 @@ struct rtrs_clt_path {
 	bool			connect_failed;
 	struct completion	info_done;
 	int			info_err;
+	const char		*info_why;
+	bool			err_logged;
 	struct rtrs_iu		*info_tx_iu;
 	struct rtrs_iu		*info_rx_iu;
 	struct ib_cqe		hb_cqe;
