@@ -205,10 +205,13 @@ cell_lines() {
 # srv_want STATE MSG CON: the server's verdict, keep or close.  Before the
 # INFO_REQ a client sends nothing but it; once connected, heartbeats,
 # their acks and IO requests are taken on any connection; a closing path
-# takes nothing.
+# takes nothing.  Connection 0 is handled in order: what follows the
+# INFO_REQ there is handled once the path is connected (the peer's IO
+# request then, with no chunk known to it, is malformed).
 srv_want() {
 	case $1:$2:$3 in
 	open:info-req:0) echo keep ;;
+	info:hb:0 | info:hb-ack:0) echo keep ;;
 	conn:hb:* | conn:hb-ack:* | conn:io-req:*) echo keep ;;
 	*) echo close ;;
 	esac

@@ -1418,13 +1418,18 @@ static void cells_reset(void)
 	random_uuid(P.paths_uuid);
 }
 
+/* One line in the kernel log: one write(), as /dev/kmsg wants it. */
 static void kmsg(const char *fmt, const char *arg)
 {
 	int fd = open("/dev/kmsg", O_WRONLY);
+	char line[256];
+	int n;
 
 	if (fd < 0)
-		return;
-	dprintf(fd, fmt, arg);
+		die("/dev/kmsg");
+	n = snprintf(line, sizeof(line), fmt, arg);
+	if (n <= 0 || (size_t)n >= sizeof(line) || write(fd, line, n) != n)
+		die("writing /dev/kmsg");
 	close(fd);
 }
 
