@@ -338,10 +338,10 @@ done
 #  - session: the rtrs-session suite against the test server;
 #  - session-cycles: memory per session and RTRS_CYCLES open/close cycles
 #    (about 0.4 s a cycle);
-#  - lossy: verified IO over one path while 2 % of the packets are lost;
 #  - hostile: a userspace peer that breaks the protocol in each way
-#    rtrs.rst lists under "Hostile peers"; every lie must be refused and
-#    leave the other side serving others;
+#    rtrs.rst lists under "Hostile peers", and walks both sides' tables of
+#    messages and path states; every lie must be refused and leave the
+#    other side serving others;
 #  - soak: verified rnbd IO over two paths for SOAK_SECONDS (60 unless
 #    given; 0 leaves it out) while links flap, rxe devices, paths and the
 #    server modules go and come back, from a new seed each run (in its
@@ -354,6 +354,7 @@ done
 #    spread; make faults tries them all;
 #  - multipath: two paths under verified IO, MPATH_CYCLES remove/add
 #    cycles of a path (about 3 s a cycle);
+#  - lossy: verified IO over one path while 2 % of the packets are lost;
 #  - rnbd: rnbd from Linux 6.1 on our modules, RNBD_CYCLES map/unmap
 #    cycles.
 phase guests
@@ -366,14 +367,14 @@ soak=
 soak_env=(--env "SOAK_SECONDS=$SOAK_SECONDS")
 [ -z "${SOAK_SEED:-}" ] || soak_env+=(--env "SOAK_SEED=$SOAK_SEED")
 # shellcheck disable=SC2086 # soak: a scenario, or none
-guest guest-1 kunit session session-cycles lossy hostile $soak -- \
+guest guest-1 kunit session session-cycles hostile $soak -- \
 	--kernel test --timeout 3600 \
 	--env "RTRS_CYCLES=${RTRS_CYCLES:-200}" "${soak_env[@]}" &
 guest1=$!
 rnbd=
 [ -z "$rnbd_built" ] || rnbd=rnbd
 # shellcheck disable=SC2086 # rnbd: a scenario, or none
-guest guest-2 faults multipath $rnbd -- \
+guest guest-2 faults multipath lossy $rnbd -- \
 	--kernel test --timeout 3600 \
 	--env FAULTS_BUDGET="${FAULTS_BUDGET:-4}" \
 	--env FAULTS_RTRS_BUDGET="${FAULTS_RTRS_BUDGET:-15}" \
