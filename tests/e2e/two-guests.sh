@@ -25,14 +25,41 @@ esac
 ip link set eth0 up
 check "rxe on eth0" rxe_add rxe0 eth0
 
+# The server's ib_write_bw takes up BW_LISTENS once its RDMA CM id
+# listens (on perftest's port, 18515); the client connects only then.
+BW_LISTENS=203.0.113.12
+
+bw_listens() {
+	rdma res show cm_id | grep -q "LISTEN.*:18515\b"
+}
+
+# bw_server: one ib_write_bw server, announced on the wire once it
+# listens (by an earlier run of it, when this one is a retry).
+bw_server() {
+	local pid rc=0
+	timeout 60 ib_write_bw -R -d rxe0 -s 65536 -n 200 &
+	pid=$!
+	if wait_for 30 bw_listens; then
+		answers_here "$BW_LISTENS" || announce "$BW_LISTENS" || rc=1
+	else
+		rc=1
+	fi
+	wait "$pid" || rc=1
+	return $rc
+}
+
+# answers_here ADDR: this guest has taken up ADDR already.
+answers_here() {
+	ip addr show dev eth0 | grep -q "inet $1/"
+}
+
 if [ "$RTRS_ROLE" = server ]; then
 	check "rping server" retry_until 240 timeout 60 rping -s -a "$SERVER" -C 10
-	check "ib_write_bw server" retry_until 240 timeout 60 \
-		ib_write_bw -R -d rxe0 -s 65536 -n 200
+	check "ib_write_bw server" retry_until 240 bw_server
 else
 	check "rping client" retry_until 180 timeout 20 \
 		rping -c -a "$SERVER" -C 10 -v
-	sleep 2
+	check "ib_write_bw server listens" wait_for 240 answers "$BW_LISTENS"
 	check "ib_write_bw client" retry_until 180 timeout 40 \
 		ib_write_bw -R -d rxe0 -s 65536 -n 200 "$SERVER"
 fi
