@@ -284,6 +284,7 @@ path_failure() {
 # phase TAG SESS: map, verified IO, path failure, unmap.
 phase() {
 	local tag=$1 sess=$2 dev
+	check "$tag: watch rnbd-client's close work" rnbd_close_watch
 	check "$tag: map over two paths" retry_until 300 map_to "$RTRS_TMP/dev" "$sess"
 	dev=$(cat "$RTRS_TMP/dev" 2>/dev/null)
 	[ -n "$dev" ] || return
@@ -300,10 +301,11 @@ phase() {
 	# and close the transport session after.  Mainline rnbd-client's
 	# exit does not wait for that work (it skips a session whose count
 	# is zero, warns that one is left and unloads under it), so unload
-	# only once the transport session is gone, and a moment later: the
-	# work still frees rnbd's own session after that.
+	# only once the transport session is gone and that work has ended:
+	# it still frees rnbd's own session after the transport's.
 	check "$tag: session closed after the unmap" wait_for 60 sess_gone "$sess"
-	sleep 1
+	check "$tag: rnbd-client's close work ended" rnbd_close_work_wait 60
+	rnbd_close_unwatch
 }
 
 # client_side: phase A with our modules, phase B with the mainline ones.

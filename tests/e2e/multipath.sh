@@ -92,7 +92,8 @@ reset_stats() {
 }
 
 # io_window SECONDS: counters cleared with IO stopped, then IO for a
-# while, stopped again before the counters are read.
+# while, stopped again before the counters are read.  The sleep is the
+# window the policies are measured over, not a wait for anything.
 io_window() {
 	echo 0 >"$PARAMS/run" && reset_stats && echo 1 >"$PARAMS/run" &&
 		sleep "$1" && echo 0 >"$PARAMS/run"
@@ -118,13 +119,21 @@ policy_min_inflight() {
 	[ "$a" -gt 0 ] && [ "$b" -gt 0 ]
 }
 
+# latency_above PATH NS: the last heartbeat round trip of PATH took more
+# than NS nanoseconds.
+latency_above() { [ "$(cat "$CS/paths/$1/cur_latency")" -gt "$2" ]; }
+
 # policy_min_latency: with 100 ms of delay on path 2, its heartbeat round
-# trip grows and path 1 takes (nearly) all requests.
+# trip grows and path 1 takes (nearly) all requests.  A heartbeat goes
+# every 5 s (RTRS_HB_INTERVAL_MS): wait until one has seen the delay.
 policy_min_latency() {
 	local a b l1 l2
 	echo min-latency >"$CS/mpath_policy" || return 1
 	tc qdisc add dev veth2 root netem delay 100ms || return 1
-	sleep 13
+	if ! wait_for 30 latency_above "$P2" 100000000; then
+		tc qdisc del dev veth2 root
+		return 1
+	fi
 	l1=$(cat "$CS/paths/$P1/cur_latency")
 	l2=$(cat "$CS/paths/$P2/cur_latency")
 	io_window 4 || return 1
@@ -227,6 +236,8 @@ check "no IO error after server-side closes" no_io_errors
 # ---- client-side actions ------------------------------------------------
 
 check "disconnect path 2" sh -c "echo 1 > '$CS/paths/$P2/disconnect'"
+# The sleeps of the "stays closed" checks are what they check: that
+# nothing happens for a while.
 check "disconnected path 2 stays closed" sh -c "sleep 3; [ \"\$(cat '$CS/paths/$P2/state')\" = closed ]"
 check "reconnect path 2" sh -c "echo 1 > '$CS/paths/$P2/reconnect'"
 check "path 2 connected after reconnect" state_is "$P2" connected
@@ -242,6 +253,7 @@ check "path 2 gives up after its reconnects" wait_for 90 state_is "$P2" closed
 check "reconnects that gave up are counted" pstat_gt "$P2" reconnect_fails 1
 check "link of path 2 back" link_up veth2
 check "rxe2 created anew" recreate_rxe rxe2 veth2
+# Another "stays closed": the sleep is the check.
 check "path 2 stays closed" sh -c "sleep 4; [ \"\$(cat '$CS/paths/$P2/state')\" = closed ]"
 check "reconnect brings it back" sh -c "echo 1 > '$CS/paths/$P2/reconnect'"
 check "path 2 connected again" state_is "$P2" connected

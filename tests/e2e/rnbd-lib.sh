@@ -18,6 +18,7 @@ rnbd_load() {
 		[ "$m" = rtrs-server ] && args=("$@")
 		insmod "$dir/$m.ko" "${args[@]}" || { echo "insmod $m.ko failed"; return 1; }
 	done
+	rnbd_close_watch
 }
 
 # sess_gone [SESS]: the client's transport session SESS (any, when not
@@ -29,15 +30,64 @@ sess_gone() {
 		! rdma res show cm_id 2>/dev/null | grep -q rtrs_client
 }
 
-# rnbd_unload: in reverse order.  rnbd-client drops a session's last
-# reference from a work item (the close confirmation of its last device),
-# and its module exit does not wait for that work: it warns when a session
-# is still on its list.  So wait, bounded, until our client has closed
-# every session, then give rnbd-client a moment to unlist it.
+# rnbd-client drops a session's last reference from a work item of the
+# system workqueue, msg_close_conf(), the close confirmation of its last
+# device: that closes the transport session, then frees rnbd-client's
+# own (tag set, list entry, memory).  Its module exit does not wait for
+# that work: it warns when a session is still on its list, and would go
+# from under the work.  A trace instance of our own counts the runs of
+# that work that started and that ended, for rnbd_close_work_done.
+RNBD_TRACE=/sys/kernel/tracing/instances/rnbd-close-work
+
+# rnbd_close_watch: from now on, count the runs of the close work of the
+# rnbd-client loaded now (ours or mainline).
+rnbd_close_watch() {
+	local fn e
+	fn=$(awk '$3 == "msg_close_conf" && $4 == "[rnbd_client]" { print $1 }' \
+		/proc/kallsyms)
+	if [ -z "$fn" ] || [ "$fn" = 0000000000000000 ]; then
+		echo "rnbd_close_watch: no address of msg_close_conf [rnbd_client]"
+		return 1
+	fi
+	rnbd_close_unwatch
+	mkdir "$RNBD_TRACE" || return 1
+	for e in workqueue_execute_start workqueue_execute_end; do
+		if ! echo "function == 0x$fn" >"$RNBD_TRACE/events/workqueue/$e/filter" ||
+			! echo 1 >"$RNBD_TRACE/events/workqueue/$e/enable"; then
+			echo "rnbd_close_watch: cannot trace $e"
+			return 1
+		fi
+	done
+}
+
+rnbd_close_unwatch() {
+	[ ! -d "$RNBD_TRACE" ] || rmdir "$RNBD_TRACE"
+}
+
+# rnbd_close_work_done: the close work has run since rnbd_close_watch,
+# and every run of it that started has ended.
+rnbd_close_work_done() {
+	local started ended
+	started=$(grep -c 'workqueue_execute_start:' "$RNBD_TRACE/trace")
+	ended=$(grep -c 'workqueue_execute_end:' "$RNBD_TRACE/trace")
+	[ "$ended" -gt 0 ] && [ "$started" -eq "$ended" ] && return 0
+	echo "rnbd-client's close work: $started runs started, $ended ended"
+	return 1
+}
+
+# rnbd_close_work_wait SECONDS: wait for rnbd_close_work_done, for
+# SECONDS at most.
+rnbd_close_work_wait() {
+	wait_for "$1" rnbd_close_work_done >/dev/null || { rnbd_close_work_done; return 1; }
+}
+
+# rnbd_unload: in reverse order, once our client has closed every
+# session and rnbd-client's close work has freed its own.
 rnbd_unload() {
 	local m
 	wait_for 60 sess_gone || { echo "a client session does not go"; return 1; }
-	sleep 2
+	rnbd_close_work_wait 60 || return 1
+	rnbd_close_unwatch
 	for m in rnbd-client rnbd-server rtrs-client rtrs-server rtrs-core; do
 		rmmod "$m" || { echo "rmmod $m failed"; return 1; }
 	done
@@ -67,12 +117,8 @@ rnbd_map() {
 # is gone.
 rnbd_unmap() {
 	echo normal >"/sys/block/$1/rnbd/unmap_device" || return 1
-	for _ in $(seq 50); do
-		[ -e "/sys/block/$1" ] || return 0
-		sleep 0.1
-	done
-	echo "rnbd_unmap: /sys/block/$1 still there" >&2
-	return 1
+	WAIT_POLL=0.1 wait_for 5 not test -e "/sys/block/$1" ||
+		{ echo "rnbd_unmap: /sys/block/$1 still there" >&2; return 1; }
 }
 
 # fio_run NAME ARGS...: one fio job on the remote device; its output is

@@ -21,7 +21,7 @@ for m in rtrs-core rtrs-server rtrs-client tests/user/rtrs-test-srv; do
 	check "load $(basename $m)" insmod "$b/$m.ko"
 done
 
-kunit_run "$b/tests/kunit/rtrs-session-test.ko"
+kunit_run "$RTRS_TOP/tests/kunit/rtrs-session-test.c"
 
 # A module under a user cannot go: the test server holds an open server
 # context, and the transport modules hold the core.

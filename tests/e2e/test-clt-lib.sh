@@ -8,7 +8,8 @@ PARAMS=/sys/module/rtrs_test_clt/parameters
 # counter NAME: ios, io_errors or verify_errors so far.
 counter() { cat "$PARAMS/$1"; }
 
-# ios_grow SECONDS: verified write-read pairs keep completing.
+# ios_grow SECONDS: verified write-read pairs keep completing.  The sleep
+# is the window over which they must, not a wait for anything.
 ios_grow() {
 	local a b
 	a=$(counter ios)

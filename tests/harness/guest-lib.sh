@@ -45,24 +45,57 @@ rtrs_build_dir() {
 	echo "$RTRS_TOP/build/$RTRS_KERNEL"
 }
 
-# kunit_collect: keep the KTAP of every suite that has run.
+# kunit_suites SOURCE.c...: the KUnit suites the sources define, one a
+# line: the .name of each struct kunit_suite.  Taken from the sources,
+# not from what ran, so that a suite that never registers shows as missing.
+kunit_suites() {
+	sed -n -s '/struct kunit_suite [^;(]*= *{/,/^};/ s/^[[:space:]]*\.name[[:space:]]*=[[:space:]]*"\([^"]*\)".*/\1/p' "$@"
+}
+
+# kunit_ran SUITE: SUITE has run: debugfs holds its KTAP.  (A debugfs
+# file shows a size of 0: read it.)
+kunit_ran() {
+	grep -q . "/sys/kernel/debug/kunit/$1/results" 2>/dev/null ||
+		{ echo "no KTAP in /sys/kernel/debug/kunit/$1: the suite did not run"; return 1; }
+}
+
+# kunit_collect SUITE...: keep the KTAP of every suite that has run; each
+# SUITE that has not run is a failed check that names it.
 kunit_collect() {
 	local suite
 	for suite in /sys/kernel/debug/kunit/*/; do
+		[ -d "$suite" ] || continue
 		suite=$(basename "$suite")
 		cp "/sys/kernel/debug/kunit/$suite/results" "$RESULTS/kunit/$suite.ktap"
 	done
+	for suite in "$@"; do
+		check "KUnit suite $suite ran" kunit_ran "$suite"
+	done
 }
 
-# kunit_run MODULE.ko...: load KUnit test modules (their suites run at
-# load), keep each suite's KTAP, unload them.
+# kunit_run SOURCE.c...: load the KUnit test module built from each
+# SOURCE (its suites run at load), keep each suite's KTAP, check that
+# every suite the SOURCEs define has run, unload the modules.
 kunit_run() {
-	local ko
-	for ko in "$@"; do
+	local src ko found kos=() suites=()
+	for src in "$@"; do
+		ko=$(rtrs_build_dir)/${src#"$RTRS_TOP"/}
+		kos+=("${ko%.c}.ko")
+		# Not mapfile < <(...): a guest has no /dev/fd.
+		found=$(kunit_suites "$src")
+		if [ -z "$found" ]; then
+			fail "KUnit suites of $(basename "$src")" \
+				"no struct kunit_suite with a .name in $src"
+			continue
+		fi
+		mapfile -t -O ${#suites[@]} suites <<<"$found"
+	done
+	for ko in "${kos[@]}"; do
 		insmod "$ko" || fail "load $(basename "$ko")" "insmod failed"
 	done
-	kunit_collect
-	for ko in "$@"; do
+	kunit_collect "${suites[@]}"
+	for ko in "${kos[@]}"; do
+		[ -d "/sys/module/$(basename "$ko" .ko | tr - _)" ] || continue
 		rmmod "$(basename "$ko" .ko)" ||
 			fail "unload $(basename "$ko")" "rmmod failed"
 	done

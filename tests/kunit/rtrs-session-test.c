@@ -511,37 +511,57 @@ static void io_from_all_cpus(struct kunit *test)
 
 /*
  * Closing with requests in flight completes each exactly once; the
- * completions give the permits back, which close waits for.
+ * completions give the permits back, which close waits for.  The server
+ * holds each request RTRS_TEST_HOLD_MS before it answers, so that close
+ * finds them in flight: a case in which none was would test nothing.
  */
+#define CLOSE_IOS	64
+
 static void close_with_io_in_flight(struct kunit *test)
 {
+	u32 i, n, started = 0, in_flight = 0;
 	struct test_sess s;
 	struct test_io *ios;
-	u32 i, n;
 	u8 *buf;
+	int err;
 
-	KUNIT_ASSERT_FALSE(test, IS_ERR(test_open(test, &s)));
-	n = min_t(u32, s.attrs.queue_depth, 64);
-	ios = kunit_kcalloc(test, n, sizeof(*ios), GFP_KERNEL);
+	ios = kunit_kcalloc(test, CLOSE_IOS, sizeof(*ios), GFP_KERNEL);
 	buf = kunit_kzalloc(test, 4096, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, ios);
 	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(test_open(test, &s)));
+	n = min_t(u32, s.attrs.queue_depth, CLOSE_IOS);
 	for (i = 0; i < n; i++) {
 		ios[i].permit = rtrs_clt_get_permit(s.clt, RTRS_IO_CON,
 						    RTRS_PERMIT_NOWAIT);
-		KUNIT_ASSERT_NOT_NULL(test, ios[i].permit);
+		if (!ios[i].permit) {
+			KUNIT_FAIL(test, "no permit for IO %u", i);
+			break;
+		}
 		ios[i].put_on_conf = s.clt;
-		if (test_io_start(&s, &ios[i], READ, RTRS_TEST_OP_FETCH, 0, buf,
-				  4096, sizeof(struct rtrs_test_msg), 0))
-			test_conf(&ios[i], -EIO);
+		err = test_io_start(&s, &ios[i], READ, RTRS_TEST_OP_HOLD, 0,
+				    buf, 4096, sizeof(struct rtrs_test_msg), 0);
+		if (err) {
+			/* Not started: no completion comes, none to wait for. */
+			KUNIT_FAIL(test, "IO %u not started: %d", i, err);
+			kfree(ios[i].usr);
+			rtrs_clt_put_permit(s.clt, ios[i].permit);
+			break;
+		}
+		started++;
 	}
+	/* Started and not completed: what close finds in flight. */
+	for (i = 0; i < started; i++)
+		if (!atomic_read(&ios[i].calls))
+			in_flight++;
 	rtrs_clt_close(s.clt);
-	for (i = 0; i < n; i++) {
-		int err = test_io_wait(&ios[i]);
-
+	for (i = 0; i < started; i++) {
+		err = test_io_wait(&ios[i]);
 		KUNIT_EXPECT_NE_MSG(test, err, -ETIMEDOUT, "IO %u never completed", i);
 		KUNIT_EXPECT_EQ_MSG(test, atomic_read(&ios[i].calls), 1, "IO %u", i);
 	}
+	kunit_info(test, "%u of %u IOs in flight at close", in_flight, started);
+	KUNIT_ASSERT_GT_MSG(test, in_flight, 0U, "no IO in flight at close");
 }
 
 static void open_close_cycles(struct kunit *test)

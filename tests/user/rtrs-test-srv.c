@@ -13,11 +13,16 @@
 #include <linux/atomic.h>
 #include <linux/delay.h>
 #include <linux/errno.h>
+#include <linux/jiffies.h>
+#include <linux/list.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 #include "rtrs.h"
 #include "rtrs-test.h"
@@ -97,10 +102,79 @@ static int test_serve(const struct rtrs_test_msg *msg, int op, void *data,
 		memcpy(data, test_store + le64_to_cpu(msg->off), datalen);
 		return 0;
 	case RTRS_TEST_OP_FAIL:
+	case RTRS_TEST_OP_HOLD:
 		return -(int)le32_to_cpu(msg->err);
 	default:
 		return -EOPNOTSUPP;
 	}
+}
+
+/*
+ * Requests of RTRS_TEST_OP_HOLD wait on a list, in the order they came,
+ * until one work item answers them RTRS_TEST_HOLD_MS later.  Closing a
+ * path waits for its requests to be answered, so the work goes on until
+ * rtrs_srv_close() has returned.
+ */
+struct test_held {
+	struct list_head	entry;
+	struct rtrs_srv_op	*id;
+	int			err;
+	unsigned long		due;
+};
+
+static LIST_HEAD(test_held_list);
+static DEFINE_SPINLOCK(test_held_lock);
+
+static void test_held_answer(struct work_struct *work);
+static DECLARE_DELAYED_WORK(test_held_work, test_held_answer);
+
+static void test_held_answer(struct work_struct *work)
+{
+	struct test_held *h, *tmp;
+	unsigned long next = 0;
+	bool more = false;
+	LIST_HEAD(due);
+
+	spin_lock_irq(&test_held_lock);
+	list_for_each_entry_safe(h, tmp, &test_held_list, entry) {
+		if (time_before(jiffies, h->due)) {
+			next = h->due;
+			more = true;
+			break;
+		}
+		list_move_tail(&h->entry, &due);
+	}
+	spin_unlock_irq(&test_held_lock);
+
+	list_for_each_entry_safe(h, tmp, &due, entry) {
+		atomic_inc(&ios_served);
+		rtrs_srv_resp_rdma(h->id, h->err);
+		kfree(h);
+	}
+	/* Sooner than a test_hold() that queued it meanwhile, maybe. */
+	if (more)
+		mod_delayed_work(system_wq, &test_held_work,
+				 time_before(jiffies, next) ? next - jiffies : 0);
+}
+
+/* Answer @id with @err RTRS_TEST_HOLD_MS from now; false: answer it now. */
+static bool test_hold(struct rtrs_srv_op *id, int err)
+{
+	unsigned long hold = msecs_to_jiffies(RTRS_TEST_HOLD_MS), flags;
+	struct test_held *h;
+
+	h = kmalloc(sizeof(*h), GFP_ATOMIC);
+	if (!h)
+		return false;
+	h->id = id;
+	h->err = err;
+	spin_lock_irqsave(&test_held_lock, flags);
+	h->due = jiffies + hold;
+	list_add_tail(&h->entry, &test_held_list);
+	spin_unlock_irqrestore(&test_held_lock, flags);
+	/* Pending already: it is due no later than this one. */
+	queue_delayed_work(system_wq, &test_held_work, hold);
+	return true;
 }
 
 static int test_rdma_ev(void *priv, struct rtrs_srv_op *id, void *data,
@@ -112,6 +186,8 @@ static int test_rdma_ev(void *priv, struct rtrs_srv_op *id, void *data,
 	/* Set at CONNECTED: a request without it came outside the session. */
 	if (priv != test_store)
 		atomic_inc(&ios_outside);
+	if (op == RTRS_TEST_OP_HOLD && test_hold(id, err))
+		return 0;
 	atomic_inc(&ios_served);
 	rtrs_srv_resp_rdma(id, err);
 	return 0;
@@ -161,7 +237,9 @@ static int __init rtrs_test_srv_init(void)
 
 static void __exit rtrs_test_srv_exit(void)
 {
+	/* Answers every held request: its close waits for them. */
 	rtrs_srv_close(test_ctx);
+	cancel_delayed_work_sync(&test_held_work);
 	vfree(test_store);
 }
 

@@ -6,7 +6,9 @@
  * The test server keeps one store of RTRS_TEST_STORE_SIZE bytes.  A WRITE
  * with RTRS_TEST_OP_STORE copies its data to the store at @off; a READ with
  * RTRS_TEST_OP_FETCH returns the store's bytes at @off; RTRS_TEST_OP_FAIL
- * answers with -@err and touches nothing.  Every user message carries a
+ * answers with -@err and touches nothing; RTRS_TEST_OP_HOLD does the same,
+ * but only RTRS_TEST_HOLD_MS after the request came, so that requests stay
+ * in flight for a known time.  Every user message carries a
  * pattern after this header whose checksum the server verifies, so a
  * damaged user message is answered with -EBADMSG.
  */
@@ -19,11 +21,13 @@
 #define RTRS_TEST_MAGIC		0x52545354	/* "RTST" */
 #define RTRS_TEST_STORE_SIZE	(4 << 20)
 #define RTRS_TEST_PORT		1234
+#define RTRS_TEST_HOLD_MS	1000
 
 enum rtrs_test_op {
 	RTRS_TEST_OP_STORE	= 1,
 	RTRS_TEST_OP_FETCH	= 2,
 	RTRS_TEST_OP_FAIL	= 3,
+	RTRS_TEST_OP_HOLD	= 4,
 };
 
 /**
@@ -32,7 +36,8 @@ enum rtrs_test_op {
  * @op: &enum rtrs_test_op
  * @off: offset in the server's store
  * @len: data length of the IO
- * @err: for %RTRS_TEST_OP_FAIL, the errno magnitude to answer with
+ * @err: for %RTRS_TEST_OP_FAIL and %RTRS_TEST_OP_HOLD, the errno magnitude
+ *	to answer with
  * @usr_len: length of the whole user message, this header included
  * @usr_csum: checksum (rtrs_test_csum()) of the bytes after this header
  */
