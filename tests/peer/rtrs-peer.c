@@ -1419,17 +1419,17 @@ static void cells_reset(void)
 }
 
 /* One line in the kernel log: one write(), as /dev/kmsg wants it. */
-static void kmsg(const char *fmt, const char *arg)
+static void log_mark(const char *fmt, const char *arg)
 {
 	int fd = open("/dev/kmsg", O_WRONLY);
 	char line[256];
 	int n;
 
 	if (fd < 0)
-		die("/dev/kmsg");
+		die("opening the kernel log");
 	n = snprintf(line, sizeof(line), fmt, arg);
 	if (n <= 0 || (size_t)n >= sizeof(line) || write(fd, line, n) != n)
-		die("writing /dev/kmsg");
+		die("writing the kernel log");
 	close(fd);
 }
 
@@ -1443,14 +1443,14 @@ static int run_cells(char **cells, int n)
 	int i, r, failed = 0;
 
 	for (i = 0; i < n; i++) {
-		kmsg("rtrs-peer: cell %s\n", cells[i]);
+		log_mark("rtrs-peer: cell %s\n", cells[i]);
 		r = case_cell(cells[i]);
 		cells_reset();
 		usleep(700 * 1000);
 		say("cell %s: %s", cells[i], r ? "FAILED" : "ok");
 		failed += r != 0;
 	}
-	kmsg("rtrs-peer: cells done%s\n", "");
+	log_mark("rtrs-peer: cells done%s\n", "");
 	return failed ? 1 : 0;
 }
 
