@@ -139,6 +139,8 @@ static int rtrs_srv_take_name(struct rtrs_srv_path *path, const char *name)
 		return -EPERM;
 	}
 	strscpy(path->s.sessname, name, sizeof(path->s.sessname));
+	/* After the name: rtrs_srv_get_path_name() reads it once it sees this. */
+	smp_store_release(&path->named, true);
 	return 0;
 }
 

@@ -301,7 +301,8 @@ EXPORT_SYMBOL_GPL(rtrs_srv_set_sess_priv);
  * @len: size of @pathname; a longer name is truncated, and the result is
  *	always NUL-terminated when @len is not 0.
  *
- * Takes the name from the first connected path of @srv.
+ * Takes the name from the first connected path of @srv, or from the path
+ * whose INFO_REQ named it (the one a CONNECTED event is about).
  *
  * Context: process context; may sleep.
  * Return: 0, or -ENOTCONN (@pathname untouched) when no path of @srv is
@@ -315,7 +316,11 @@ int rtrs_srv_get_path_name(struct rtrs_srv_sess *srv, char *pathname,
 
 	mutex_lock(&srv->paths_mutex);
 	list_for_each_entry(path, &srv->paths_list, entry) {
-		if (rtrs_srv_path_state(path) != RTRS_SRV_CONNECTED)
+		/* Pairs with the release in rtrs_srv_take_name(). */
+		bool named = smp_load_acquire(&path->named);
+
+		/* A path whose CONNECTED event runs is not connected yet. */
+		if (rtrs_srv_path_state(path) != RTRS_SRV_CONNECTED && !named)
 			continue;
 		if (len)
 			strscpy(pathname, path->s.sessname, len);

@@ -269,6 +269,7 @@ struct rtrs_srv_chunk {
  * @state_lock: protects @state; taken with interrupts off
  * @state: &enum rtrs_srv_state
  * @established: the path told the user it is up; under @sess->ev_mutex
+ * @named: its INFO_REQ named it; the user may ask its name from then on
  * @always_invalidate: chunks are re-keyed per IO
  * @off_bits: rtrs_imm_off_bits() of the session's queue depth
  * @chunks: @sess->queue_depth entries, mapped for @s.dev
@@ -298,6 +299,7 @@ struct rtrs_srv_path {
 	spinlock_t		state_lock;	/* state */
 	enum rtrs_srv_state	state;
 	bool			established;
+	bool			named;
 	bool			always_invalidate;
 	unsigned int		off_bits;
 	struct rtrs_srv_chunk	*chunks;
