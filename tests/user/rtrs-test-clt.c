@@ -12,6 +12,12 @@
  *   cat /sys/module/rtrs_test_clt/parameters/{ios,io_errors,verify_errors}
  *   echo 0 > /sys/module/rtrs_test_clt/parameters/run
  *
+ * With late_every=N every Nth write of a thread asks the server to hold
+ * it and store it from its chunk only later (RTRS_TEST_OP_LATE).  Writing
+ * 1 to "check" once IO stopped reads every block the threads wrote back
+ * and compares it with the last pattern written there; check_errors
+ * counts the blocks that differ.
+ *
  * It uses only rtrs.h.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -63,7 +69,12 @@ module_param(max_reconnect_attempts, int, 0444);
 MODULE_PARM_DESC(max_reconnect_attempts,
 		 "reconnects of a path before giving up, -1 forever (default: -1)");
 
-static atomic64_t ios, io_errors, verify_errors;
+static uint late_every;
+module_param(late_every, uint, 0644);
+MODULE_PARM_DESC(late_every,
+		 "every Nth write is a LATE one the server holds (default: 0, none)");
+
+static atomic64_t ios, io_errors, verify_errors, checked, check_errors;
 
 static int test_counter_get(char *buf, const struct kernel_param *kp)
 {
@@ -80,9 +91,23 @@ module_param_cb(io_errors, &test_counter_ops, &io_errors, 0444);
 MODULE_PARM_DESC(io_errors, "IOs that failed");
 module_param_cb(verify_errors, &test_counter_ops, &verify_errors, 0444);
 MODULE_PARM_DESC(verify_errors, "reads that differed from the write");
+module_param_cb(checked, &test_counter_ops, &checked, 0444);
+MODULE_PARM_DESC(checked, "blocks the last check read back");
+module_param_cb(check_errors, &test_counter_ops, &check_errors, 0444);
+MODULE_PARM_DESC(check_errors, "blocks the last check found different");
 
 static struct rtrs_clt_sess *test_clt;
 static struct task_struct *test_tasks[TEST_MAX_THREADS];
+
+/*
+ * Where each thread got to: blocks below @next hold pattern @gen, the
+ * others @gen - 1 (none while @gen is 0).  @writes counts its writes.
+ */
+static struct test_progress {
+	u64	next;
+	u32	gen;
+	u32	writes;
+} test_progress[TEST_MAX_THREADS];
 /* Starting and stopping the threads. */
 static DEFINE_MUTEX(test_run_mutex);
 static bool test_running;
@@ -100,8 +125,8 @@ static void test_conf(void *priv, int err)
 	complete(&io->done);
 }
 
-/* One IO, waited for; 0 or a negative errno. */
-static int test_do_io(int dir, u64 off, void *buf)
+/* One IO of @op, waited for; 0 or a negative errno. */
+static int test_do_io(int dir, enum rtrs_test_op op, u64 off, void *buf)
 {
 	struct rtrs_test_msg msg;
 	struct kvec vec = { .iov_base = &msg, .iov_len = sizeof(msg) };
@@ -111,8 +136,7 @@ static int test_do_io(int dir, u64 off, void *buf)
 	struct scatterlist sg;
 	int err;
 
-	rtrs_test_msg_init(&msg, dir == WRITE ? RTRS_TEST_OP_STORE :
-						RTRS_TEST_OP_FETCH, off, io_size);
+	rtrs_test_msg_init(&msg, op, off, io_size);
 	init_completion(&io.done);
 	sg_init_one(&sg, buf, io_size);
 	permit = rtrs_clt_get_permit(test_clt, RTRS_IO_CON, RTRS_PERMIT_WAIT);
@@ -136,15 +160,16 @@ static void test_fill(u8 *buf, u64 off, u32 gen)
 		buf[i] = (u8)(off + i) ^ (u8)(gen * 131 + (i >> 8));
 }
 
-/* Write, read back, compare; 0 when the pair passed. */
-static int test_pair(u8 *wbuf, u8 *rbuf, u64 off, u32 gen)
+/* Write (@op), read back, compare; 0 when the pair passed. */
+static int test_pair(u8 *wbuf, u8 *rbuf, u64 off, u32 gen,
+		     enum rtrs_test_op op)
 {
 	int err;
 
 	test_fill(wbuf, off, gen);
-	err = test_do_io(WRITE, off, wbuf);
+	err = test_do_io(WRITE, op, off, wbuf);
 	if (!err)
-		err = test_do_io(READ, off, rbuf);
+		err = test_do_io(READ, RTRS_TEST_OP_FETCH, off, rbuf);
 	if (err) {
 		atomic64_inc(&io_errors);
 		pr_info_ratelimited("IO at %llu failed: %d\n", off, err);
@@ -163,22 +188,25 @@ static int test_pair(u8 *wbuf, u8 *rbuf, u64 off, u32 gen)
 static int test_thread(void *arg)
 {
 	unsigned long idx = (unsigned long)arg;
+	struct test_progress *p = &test_progress[idx];
 	u64 region = RTRS_TEST_STORE_SIZE / threads;
 	u64 blocks = max_t(u64, region / io_size, 1);
+	enum rtrs_test_op op;
 	u8 *wbuf, *rbuf;
-	u32 gen = 0;
-	u64 b = 0;
 
 	set_user_nice(current, clamp(nice, MIN_NICE, MAX_NICE));
 	wbuf = kmalloc(io_size, GFP_KERNEL);
 	rbuf = kmalloc(io_size, GFP_KERNEL);
 	while (!kthread_should_stop()) {
+		op = late_every && !(++p->writes % late_every) ?
+		     RTRS_TEST_OP_LATE : RTRS_TEST_OP_STORE;
 		if (!wbuf || !rbuf ||
-		    test_pair(wbuf, rbuf, idx * region + b * io_size, gen))
+		    test_pair(wbuf, rbuf, idx * region + p->next * io_size,
+			      p->gen, op))
 			msleep(100);
-		if (++b == blocks) {
-			b = 0;
-			gen++;
+		if (++p->next == blocks) {
+			p->next = 0;
+			p->gen++;
 		}
 		cond_resched();
 	}
@@ -198,6 +226,64 @@ static void test_stop(void)
 	}
 	test_running = false;
 }
+
+/* Read every block the threads wrote; count those that differ. */
+static int test_check(void)
+{
+	u64 region = RTRS_TEST_STORE_SIZE / threads;
+	u64 blocks = max_t(u64, region / io_size, 1), b;
+	u8 *want, *got;
+	unsigned int t;
+	u32 gen;
+	int err = 0;
+
+	want = kmalloc(io_size, GFP_KERNEL);
+	got = kmalloc(io_size, GFP_KERNEL);
+	if (!want || !got) {
+		err = -ENOMEM;
+		goto out;
+	}
+	atomic64_set(&checked, 0);
+	atomic64_set(&check_errors, 0);
+	for (t = 0; t < threads && !err; t++) {
+		for (b = 0; b < blocks; b++) {
+			gen = test_progress[t].gen - (b >= test_progress[t].next);
+			if (b >= test_progress[t].next && !test_progress[t].gen)
+				break;
+			test_fill(want, t * region + b * io_size, gen);
+			err = test_do_io(READ, RTRS_TEST_OP_FETCH,
+					 t * region + b * io_size, got);
+			if (err)
+				break;
+			atomic64_inc(&checked);
+			if (memcmp(want, got, io_size)) {
+				atomic64_inc(&check_errors);
+				pr_err_ratelimited("check: block at %llu is not what was written last\n",
+						   t * region + b * io_size);
+			}
+		}
+	}
+out:
+	kfree(got);
+	kfree(want);
+	return err;
+}
+
+static int test_check_set(const char *val, const struct kernel_param *kp)
+{
+	int err;
+
+	mutex_lock(&test_run_mutex);
+	err = test_running ? -EBUSY : test_check();
+	mutex_unlock(&test_run_mutex);
+	return err;
+}
+
+static const struct kernel_param_ops test_check_ops = {
+	.set	= test_check_set,
+};
+module_param_cb(check, &test_check_ops, NULL, 0200);
+MODULE_PARM_DESC(check, "write 1: read back every block written, once IO stopped");
 
 static int test_start(void)
 {

@@ -59,6 +59,15 @@ module_param(connect_delay_ms, uint, 0644);
 MODULE_PARM_DESC(connect_delay_ms,
 		 "time the CONNECTED event takes, to hold a path in set-up");
 
+static uint late_ms = 5000;
+module_param(late_ms, uint, 0644);
+MODULE_PARM_DESC(late_ms,
+		 "how long a LATE write is held before its data is stored");
+
+static atomic_t ios_late = ATOMIC_INIT(0);
+module_param_cb(ios_late, &test_counter_ops, &ios_late, 0444);
+MODULE_PARM_DESC(ios_late, "LATE writes held, then stored from their chunk");
+
 static struct rtrs_srv_ctx *test_ctx;
 static u8 *test_store;
 
@@ -101,6 +110,9 @@ static int test_serve(const struct rtrs_test_msg *msg, int op, void *data,
 			return -ERANGE;
 		memcpy(data, test_store + le64_to_cpu(msg->off), datalen);
 		return 0;
+	case RTRS_TEST_OP_LATE:
+		/* Held: test_late() stores it when it answers. */
+		return test_range_ok(msg, datalen) ? 0 : -ERANGE;
 	case RTRS_TEST_OP_FAIL:
 	case RTRS_TEST_OP_HOLD:
 		return -(int)le32_to_cpu(msg->err);
@@ -110,16 +122,19 @@ static int test_serve(const struct rtrs_test_msg *msg, int op, void *data,
 }
 
 /*
- * Requests of RTRS_TEST_OP_HOLD wait on a list, in the order they came,
- * until one work item answers them RTRS_TEST_HOLD_MS later.  Closing a
- * path waits for its requests to be answered, so the work goes on until
- * rtrs_srv_close() has returned.
+ * Requests of RTRS_TEST_OP_HOLD and RTRS_TEST_OP_LATE wait on a list
+ * until one work item answers them when they are due; a LATE one is
+ * stored from its chunk first.  Closing a path waits for its requests to
+ * be answered, so the work goes on until rtrs_srv_close() has returned.
  */
 struct test_held {
 	struct list_head	entry;
 	struct rtrs_srv_op	*id;
 	int			err;
 	unsigned long		due;
+	const void		*data;
+	u64			off;
+	u32			len;
 };
 
 static LIST_HEAD(test_held_list);
@@ -128,65 +143,108 @@ static DEFINE_SPINLOCK(test_held_lock);
 static void test_held_answer(struct work_struct *work);
 static DECLARE_DELAYED_WORK(test_held_work, test_held_answer);
 
-static void test_held_answer(struct work_struct *work)
+/* Run the work when the first held request is due.  Under the lock. */
+static void test_held_rearm(void)
 {
-	struct test_held *h, *tmp;
 	unsigned long next = 0;
-	bool more = false;
-	LIST_HEAD(due);
+	struct test_held *h;
+	bool any = false;
 
-	spin_lock_irq(&test_held_lock);
-	list_for_each_entry_safe(h, tmp, &test_held_list, entry) {
-		if (time_before(jiffies, h->due)) {
+	list_for_each_entry(h, &test_held_list, entry) {
+		if (!any || time_before(h->due, next))
 			next = h->due;
-			more = true;
-			break;
-		}
-		list_move_tail(&h->entry, &due);
+		any = true;
 	}
-	spin_unlock_irq(&test_held_lock);
-
-	list_for_each_entry_safe(h, tmp, &due, entry) {
-		atomic_inc(&ios_served);
-		rtrs_srv_resp_rdma(h->id, h->err);
-		kfree(h);
-	}
-	/* Sooner than a test_hold() that queued it meanwhile, maybe. */
-	if (more)
+	if (any)
 		mod_delayed_work(system_wq, &test_held_work,
 				 time_before(jiffies, next) ? next - jiffies : 0);
 }
 
-/* Answer @id with @err RTRS_TEST_HOLD_MS from now; false: answer it now. */
-static bool test_hold(struct rtrs_srv_op *id, int err)
+static void test_held_answer(struct work_struct *work)
 {
-	unsigned long hold = msecs_to_jiffies(RTRS_TEST_HOLD_MS), flags;
+	struct test_held *h, *tmp;
+	LIST_HEAD(due);
+
+	spin_lock_irq(&test_held_lock);
+	list_for_each_entry_safe(h, tmp, &test_held_list, entry)
+		if (!time_before(jiffies, h->due))
+			list_move_tail(&h->entry, &due);
+	spin_unlock_irq(&test_held_lock);
+
+	list_for_each_entry_safe(h, tmp, &due, entry) {
+		/* The chunk holds whatever the client put there by now. */
+		if (h->data) {
+			memcpy(test_store + h->off, h->data, h->len);
+			atomic_inc(&ios_late);
+		}
+		atomic_inc(&ios_served);
+		rtrs_srv_resp_rdma(h->id, h->err);
+		kfree(h);
+	}
+	spin_lock_irq(&test_held_lock);
+	test_held_rearm();
+	spin_unlock_irq(&test_held_lock);
+}
+
+/* Is a LATE write for @off held already?  Under test_held_lock. */
+static bool test_late_held(u64 off)
+{
+	struct test_held *h;
+
+	list_for_each_entry(h, &test_held_list, entry)
+		if (h->data && h->off == off)
+			return true;
+	return false;
+}
+
+/*
+ * Answer @id with @err @hold_ms from now, storing @len bytes of @data at
+ * @off first when @data is set; false: answer it now.
+ */
+static bool test_hold(struct rtrs_srv_op *id, int err, unsigned int hold_ms,
+		      const void *data, u64 off, u32 len)
+{
+	unsigned long hold = msecs_to_jiffies(hold_ms), flags;
 	struct test_held *h;
 
 	h = kmalloc(sizeof(*h), GFP_ATOMIC);
 	if (!h)
 		return false;
-	h->id = id;
-	h->err = err;
+	*h = (struct test_held) {
+		.id = id, .err = err, .data = data, .off = off, .len = len,
+	};
 	spin_lock_irqsave(&test_held_lock, flags);
+	if (data && test_late_held(off)) {
+		spin_unlock_irqrestore(&test_held_lock, flags);
+		kfree(h);
+		return false;
+	}
 	h->due = jiffies + hold;
 	list_add_tail(&h->entry, &test_held_list);
+	test_held_rearm();
 	spin_unlock_irqrestore(&test_held_lock, flags);
-	/* Pending already: it is due no later than this one. */
-	queue_delayed_work(system_wq, &test_held_work, hold);
 	return true;
 }
 
 static int test_rdma_ev(void *priv, struct rtrs_srv_op *id, void *data,
 			size_t datalen, const void *usr, size_t usrlen)
 {
+	const struct rtrs_test_msg *msg = usr;
 	int op = test_msg_check(usr, usrlen);
 	int err = op < 0 ? op : test_serve(usr, op, data, datalen);
 
 	/* Set at CONNECTED: a request without it came outside the session. */
 	if (priv != test_store)
 		atomic_inc(&ios_outside);
-	if (op == RTRS_TEST_OP_HOLD && test_hold(id, err))
+	if (!err && op == RTRS_TEST_OP_LATE) {
+		if (test_hold(id, 0, READ_ONCE(late_ms), data,
+			      le64_to_cpu(msg->off), datalen))
+			return 0;
+		/* Sent again: the first one for its offset is still held. */
+		memcpy(test_store + le64_to_cpu(msg->off), data, datalen);
+	}
+	if (op == RTRS_TEST_OP_HOLD &&
+	    test_hold(id, err, RTRS_TEST_HOLD_MS, NULL, 0, 0))
 		return 0;
 	atomic_inc(&ios_served);
 	rtrs_srv_resp_rdma(id, err);

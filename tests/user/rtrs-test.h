@@ -8,7 +8,13 @@
  * RTRS_TEST_OP_FETCH returns the store's bytes at @off; RTRS_TEST_OP_FAIL
  * answers with -@err and touches nothing; RTRS_TEST_OP_HOLD does the same,
  * but only RTRS_TEST_HOLD_MS after the request came, so that requests stay
- * in flight for a known time.  Every user message carries a
+ * in flight for a known time.  RTRS_TEST_OP_LATE is a WRITE that is
+ * held the same way, late_ms (a module parameter of the server), and
+ * copies its data from the chunk to the store only when it is answered,
+ * as a block device reads a bio's pages when it gets to them; a LATE
+ * request for an offset that has one held already is served at once, as
+ * a STORE: it is the first one sent again over another path.  Every user
+ * message carries a
  * pattern after this header whose checksum the server verifies, so a
  * damaged user message is answered with -EBADMSG.
  */
@@ -28,6 +34,7 @@ enum rtrs_test_op {
 	RTRS_TEST_OP_FETCH	= 2,
 	RTRS_TEST_OP_FAIL	= 3,
 	RTRS_TEST_OP_HOLD	= 4,
+	RTRS_TEST_OP_LATE	= 5,
 };
 
 /**
