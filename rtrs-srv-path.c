@@ -520,15 +520,9 @@ static struct rtrs_srv_path *rtrs_srv_find_path(struct rtrs_srv_sess *sess,
 
 	lockdep_assert_held(&sess->paths_mutex);
 
-	list_for_each_entry(path, &sess->paths_list, entry) {
-		enum rtrs_srv_state state = rtrs_srv_path_state(path);
-
-		if (state != RTRS_SRV_CONNECTING &&
-		    state != RTRS_SRV_CONNECTED)
-			continue;
+	list_for_each_entry(path, &sess->paths_list, entry)
 		if (uuid_equal(&path->s.uuid, sess_uuid))
 			return path;
-	}
 	return NULL;
 }
 
@@ -728,9 +722,15 @@ static int rtrs_srv_accept(struct rtrs_srv_path *path,
 }
 
 /*
- * The path a connection joins.  A live path of that sess_uuid whose
- * reconnect count differs is left over from an earlier attempt of the
- * client, which gave up on it: close it and start afresh.
+ * The path a connection joins.  A path of that sess_uuid whose reconnect
+ * count differs is left over from an earlier attempt of the client, which
+ * gave up on it: close it, and refuse the new attempt with -EBUSY until it
+ * is gone, as for any connection to a path of that sess_uuid that is
+ * closing.  Until then requests it handed to the user may still own
+ * chunks of the session; the client takes an accepted reconnect as the
+ * proof that they ended (see "Failover and chunks" in rtrs.rst), as a
+ * mainline server, which refuses a second path of the same addresses,
+ * lets it.
  */
 static struct rtrs_srv_path *
 rtrs_srv_path_for_con(struct rtrs_srv_sess *sess, struct rdma_cm_id *cm_id,
@@ -742,11 +742,13 @@ rtrs_srv_path_for_con(struct rtrs_srv_sess *sess, struct rdma_cm_id *cm_id,
 	lockdep_assert_held(&sess->paths_mutex);
 
 	path = rtrs_srv_find_path(sess, &req->sess_uuid);
+	if (path && rtrs_srv_path_state(path) > RTRS_SRV_CONNECTED)
+		return ERR_PTR(-EBUSY);
 	if (path && path->s.recon_cnt != le16_to_cpu(req->recon_cnt)) {
 		pr_info_ratelimited("%s: client reconnected, closing the old path\n",
 				    path->s.sessname);
 		rtrs_srv_close_path(path);
-		path = NULL;
+		return ERR_PTR(-EBUSY);
 	}
 	*joined = path;
 	if (!path)
