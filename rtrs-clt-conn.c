@@ -288,14 +288,17 @@ static int rtrs_clt_con_rejected(struct rtrs_clt_con *con,
 	    (s16)le16_to_cpu(msg->errno) < 0)
 		err = (s16)le16_to_cpu(msg->errno);
 
-	if (err == -EBUSY)
-		pr_err_ratelimited("%s: server still holds the previous session, retry later\n",
-				   path_name);
-	else
+	if (err == -EBUSY) {
+		/* Expected after a failure, and the attempt's only line. */
+		pr_info_ratelimited("%s: server still holds the previous session, retry later\n",
+				    path_name);
+		WRITE_ONCE(to_clt_path(con->c.path)->err_logged, true);
+	} else {
 		pr_err_ratelimited("%s: connection %u rejected (%s): %d\n",
 				   path_name, con->c.cid,
 				   rdma_reject_msg(con->c.cm_id, ev->status),
 				   err);
+	}
 	return err;
 }
 

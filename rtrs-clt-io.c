@@ -212,9 +212,12 @@ static void rtrs_clt_req_put(struct rtrs_clt_io_req *req)
  * other path takes completes with -ECONNABORTED; one the server answered
  * completes with its answer.  A request the server
  * may already have carried out is carried out again: READ and WRITE of
- * the same data to the same place are idempotent, as block IO is.
+ * the same data to the same place are idempotent, as block IO is.  Every
+ * request not answered leaves its chunk, which the server may still be
+ * working in, for another one (rtrs_clt_chunk_quarantine()).
  *
- * Context: process context, with @path->init_mutex held.
+ * Context: process context, with @path->init_mutex held; may sleep
+ * until the user puts a permit (see rtrs_clt_chunk_quarantine()).
  */
 void rtrs_clt_reqs_failover(struct rtrs_clt_path *path)
 {
@@ -236,6 +239,7 @@ void rtrs_clt_reqs_failover(struct rtrs_clt_path *path)
 		}
 		/* The scatterlist holds one mapping at a time. */
 		rtrs_clt_req_unmap(req);
+		rtrs_clt_chunk_quarantine(path, req->permit);
 		if (!rtrs_clt_resend(path, req)) {
 			atomic_inc(&path->stats.failovers);
 			rtrs_clt_req_release(req);
@@ -748,7 +752,7 @@ static void rtrs_clt_req_start(struct rtrs_clt_io_req *req)
 	WRITE_ONCE(req->sent_at, jiffies);
 	/* The watchdog and the answers read the slot of a request in use. */
 	smp_store_release(&req->in_use, true);
-	trace_rtrs_clt_submit(req, req->permit->mem_id);
+	trace_rtrs_clt_submit(req, req->permit->chunk);
 }
 
 /*
@@ -1005,9 +1009,9 @@ int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
 	err = rtrs_clt_req_check(path, dir, usr_len, len, sg_cnt);
 	if (err)
 		return err;
-	if (WARN_ON_ONCE(permit->mem_id >= path->queue_depth))
+	if (WARN_ON_ONCE(permit->chunk >= path->queue_depth))
 		return -EINVAL;
-	req = &path->reqs[permit->mem_id];
+	req = &path->reqs[permit->chunk];
 	if (WARN_ON_ONCE(READ_ONCE(req->in_use)))
 		return -EBUSY;
 

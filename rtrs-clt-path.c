@@ -10,6 +10,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 
@@ -341,6 +342,8 @@ int rtrs_clt_path_open(struct rtrs_clt_path *path)
 		rtrs_clt_path_log_err(path, err);
 		rtrs_clt_path_teardown(path);
 	} else {
+		/* Accepted: the server let the earlier incarnation go. */
+		rtrs_clt_chunks_release(path);
 		rtrs_start_hb(&path->s);
 		queue_delayed_work(rtrs_clt_wq, &path->wd_dwork,
 				   msecs_to_jiffies(RTRS_HB_INTERVAL_MS));
@@ -355,6 +358,24 @@ static bool rtrs_clt_may_reconnect(struct rtrs_clt_path *path)
 	s16 max = path->clt->max_reconnect_attempts;
 
 	return max < 0 || path->reconnect_attempts < max;
+}
+
+/* Reconnect @path after @delay, if it is still in @from; see below. */
+static void rtrs_clt_path_queue_reconnect(struct rtrs_clt_path *path,
+					  enum rtrs_clt_state from,
+					  unsigned long delay)
+{
+	spin_lock_irq(&path->state_lock);
+	if (path->state == from) {
+		if (!path->stay_down && rtrs_clt_may_reconnect(path)) {
+			rtrs_clt_path_set_state(path, RTRS_CLT_RECONNECTING);
+			queue_delayed_work(rtrs_clt_wq, &path->reconnect_dwork,
+					   delay);
+		} else {
+			rtrs_clt_path_set_state(path, RTRS_CLT_CLOSED);
+		}
+	}
+	spin_unlock_irq(&path->state_lock);
 }
 
 /**
@@ -373,22 +394,10 @@ static bool rtrs_clt_may_reconnect(struct rtrs_clt_path *path)
 void rtrs_clt_path_schedule_reconnect(struct rtrs_clt_path *path,
 				      enum rtrs_clt_state from)
 {
-	unsigned long delay;
+	unsigned int ms = path->clt->reconnect_delay_sec * 1000U +
+			  get_random_u32_below(RTRS_CLT_RECONNECT_JITTER_MS);
 
-	delay = msecs_to_jiffies(path->clt->reconnect_delay_sec * 1000U +
-			get_random_u32_below(RTRS_CLT_RECONNECT_JITTER_MS));
-
-	spin_lock_irq(&path->state_lock);
-	if (path->state == from) {
-		if (!path->stay_down && rtrs_clt_may_reconnect(path)) {
-			rtrs_clt_path_set_state(path, RTRS_CLT_RECONNECTING);
-			queue_delayed_work(rtrs_clt_wq, &path->reconnect_dwork,
-					   delay);
-		} else {
-			rtrs_clt_path_set_state(path, RTRS_CLT_CLOSED);
-		}
-	}
-	spin_unlock_irq(&path->state_lock);
+	rtrs_clt_path_queue_reconnect(path, from, msecs_to_jiffies(ms));
 }
 
 static void rtrs_clt_reconnect_work(struct work_struct *work)
@@ -396,6 +405,7 @@ static void rtrs_clt_reconnect_work(struct work_struct *work)
 	struct rtrs_clt_path *path = container_of(to_delayed_work(work),
 						  struct rtrs_clt_path,
 						  reconnect_dwork);
+	int err;
 
 	if (!rtrs_clt_path_change_state(path, RTRS_CLT_RECONNECTING,
 					RTRS_CLT_CONNECTING))
@@ -403,13 +413,24 @@ static void rtrs_clt_reconnect_work(struct work_struct *work)
 
 	path->reconnect_attempts++;
 	path->s.recon_cnt++;
-	if (!rtrs_clt_path_open(path)) {
+	err = rtrs_clt_path_open(path);
+	if (!err) {
 		path->reconnect_attempts = 0;
 		atomic_inc(&path->stats.reconnects);
 		return;
 	}
 	atomic_inc(&path->stats.reconnect_fails);
-	rtrs_clt_path_schedule_reconnect(path, RTRS_CLT_CONNECTING);
+	if (err != -EBUSY) {
+		rtrs_clt_path_schedule_reconnect(path, RTRS_CLT_CONNECTING);
+		return;
+	}
+	/*
+	 * The server is there and lets the path's earlier incarnation go
+	 * first: soon again, and not an attempt used up.
+	 */
+	path->reconnect_attempts--;
+	rtrs_clt_path_queue_reconnect(path, RTRS_CLT_CONNECTING,
+				      msecs_to_jiffies(RTRS_CLT_BUSY_RETRY_MS));
 }
 
 static void rtrs_clt_close_work(struct work_struct *work)
@@ -450,12 +471,16 @@ void rtrs_clt_path_disconnect(struct rtrs_clt_path *path)
  *
  * Disconnects it first when it is up, then connects it and waits for the
  * result; a failure leaves it reconnecting in the background as usual.
+ * While the server refuses it with -EBUSY, letting the path's earlier
+ * incarnation go first, it tries again for up to
+ * RTRS_CLT_BUSY_TRIES * RTRS_CLT_BUSY_RETRY_MS.
  *
  * Context: process context, with the session's change_mutex held; sleeps.
  * Return: 0, -ENODEV when the path is being closed, or the connect error.
  */
 int rtrs_clt_path_reconnect(struct rtrs_clt_path *path)
 {
+	unsigned int tries = 0;
 	int err;
 
 	rtrs_clt_path_disconnect(path);
@@ -467,6 +492,10 @@ int rtrs_clt_path_reconnect(struct rtrs_clt_path *path)
 	path->reconnect_attempts = 0;
 	path->s.recon_cnt++;
 	err = rtrs_clt_path_open(path);
+	while (err == -EBUSY && ++tries < RTRS_CLT_BUSY_TRIES) {
+		msleep(RTRS_CLT_BUSY_RETRY_MS);
+		err = rtrs_clt_path_open(path);
+	}
 	if (!err) {
 		atomic_inc(&path->stats.reconnects);
 		return 0;
@@ -537,6 +566,7 @@ struct rtrs_clt_path *rtrs_clt_path_alloc(struct rtrs_clt_sess *clt,
 		return ERR_PTR(-ENOMEM);
 	/* From here on the release of @path->dev frees it all. */
 	path->clt = clt;
+	INIT_LIST_HEAD(&path->quarantine);
 	rtrs_clt_path_dev_init(path);
 
 	path->s.irq_con_num = 1 + nr_cpu_ids;
@@ -588,12 +618,13 @@ void rtrs_clt_path_release(struct rtrs_clt_path *path)
  * @path: a path closed with rtrs_clt_path_close(), or never opened.
  *
  * Removes its sysfs directory if it has one; the memory goes with the
- * last reference to it.
+ * last reference to it.  Chunks it still quarantines stay withheld.
  *
  * Context: process context.
  */
 void rtrs_clt_path_free(struct rtrs_clt_path *path)
 {
+	rtrs_clt_chunks_orphan(path);
 	rtrs_clt_path_dev_del(path);
 	put_device(&path->dev);
 }

@@ -5,6 +5,21 @@
  * One permit per server chunk, kept in an sbitmap_queue: taking and
  * putting one touches per-CPU allocation hints and one bitmap word, never
  * a lock all CPUs share, and sleepers are spread over its wait queues.
+ *
+ * A permit's requests use its chunk, on whichever path they go.  When a
+ * path fails, a request it had in flight is sent again over another path,
+ * but the failed path's server side may still run the first copy (a slow
+ * disk holding a bio built on the chunk's pages) after the second one
+ * completed and the permit was used again: the old operation would then
+ * store or overwrite the new request's data.  So the request moves to
+ * another chunk, and its old one stays in the failed path's quarantine,
+ * withheld from the user, until that path connects again: a server
+ * accepts a path only once the earlier path of the same client address
+ * (mainline) or session path (ours) is gone, with all its operations.
+ * The chunks to move to come from a reserve of permits never given to
+ * the user, refilled from a quarantine as it ends, else from a free
+ * permit, taken as the user would.  See "Failover and chunks" in
+ * Documentation/rtrs.rst.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,6 +35,47 @@ static struct rtrs_permit *rtrs_clt_permit(struct rtrs_clt_sess *clt,
 	return clt->permits + mem_id * clt->permit_size;
 }
 
+/*
+ * Permits kept for failovers: one in sixteen, at least one and at most
+ * RTRS_CLT_RESERVE_MAX; none for a session of a single chunk, which has
+ * nothing to spare.
+ */
+static u32 rtrs_clt_reserve_size(u32 queue_depth)
+{
+	if (queue_depth < 2)
+		return 0;
+	return clamp_t(u32, queue_depth / 16, 1, RTRS_CLT_RESERVE_MAX);
+}
+
+/* Withhold the last @clt->reserve_max permits from the user. */
+static void rtrs_clt_reserve_init(struct rtrs_clt_sess *clt)
+{
+	struct rtrs_permit *permit;
+	u32 i;
+
+	clt->reserve_max = rtrs_clt_reserve_size(clt->queue_depth);
+	for (i = clt->queue_depth - clt->reserve_max; i < clt->queue_depth;
+	     i++) {
+		permit = rtrs_clt_permit(clt, i);
+		sbitmap_set_bit(&clt->permits_map.sb, i);
+		list_add_tail(&permit->entry, &clt->reserve);
+	}
+	clt->reserve_num = clt->reserve_max;
+}
+
+/* Give the permits on @list back to the bitmap. */
+static void rtrs_clt_permits_return(struct rtrs_clt_sess *clt,
+				    struct list_head *list)
+{
+	struct rtrs_permit *permit, *tmp;
+
+	list_for_each_entry_safe(permit, tmp, list, entry) {
+		list_del_init(&permit->entry);
+		permit->cpu = raw_smp_processor_id();
+		rtrs_clt_put_permit(clt, permit);
+	}
+}
+
 /**
  * rtrs_clt_permits_alloc() - allocate the permits of a session
  * @clt: the session; its queue depth is known.
@@ -29,6 +85,7 @@ static struct rtrs_permit *rtrs_clt_permit(struct rtrs_clt_sess *clt,
  */
 int rtrs_clt_permits_alloc(struct rtrs_clt_sess *clt)
 {
+	struct rtrs_permit *permit;
 	u32 i;
 	int err;
 
@@ -36,8 +93,12 @@ int rtrs_clt_permits_alloc(struct rtrs_clt_sess *clt)
 		       kcalloc(clt->queue_depth, clt->permit_size, GFP_KERNEL);
 	if (!clt->permits)
 		return -ENOMEM;
-	for (i = 0; i < clt->queue_depth; i++)
-		rtrs_clt_permit(clt, i)->mem_id = i;
+	for (i = 0; i < clt->queue_depth; i++) {
+		permit = rtrs_clt_permit(clt, i);
+		permit->mem_id = i;
+		permit->chunk = i;
+		INIT_LIST_HEAD(&permit->entry);
+	}
 
 	err = rtrs_fault_inject() ? -ENOMEM :
 	      sbitmap_queue_init_node(&clt->permits_map, clt->queue_depth, -1,
@@ -54,19 +115,37 @@ int rtrs_clt_permits_alloc(struct rtrs_clt_sess *clt)
 	 */
 	sbitmap_queue_recalculate_wake_batch(&clt->permits_map,
 					     clt->queue_depth);
+	rtrs_clt_reserve_init(clt);
 	return 0;
 }
 
 /**
  * rtrs_clt_permits_free() - wait for every permit and free them
- * @clt: the session, with @clt->closing set.
+ * @clt: the session, with @clt->closing set and every path closed.
+ *
+ * The reserve and the quarantines end with the session: nothing sends
+ * into its chunks any more.
  *
  * Context: process context; sleeps until the user put every permit.
  */
 void rtrs_clt_permits_free(struct rtrs_clt_sess *clt)
 {
+	struct rtrs_clt_path *path;
+	LIST_HEAD(back);
+
 	if (!clt->permits)
 		return;
+	spin_lock(&clt->chunks_lock);
+	list_splice_init(&clt->reserve, &back);
+	list_splice_init(&clt->orphans, &back);
+	list_for_each_entry(path, &clt->paths_list, entry) {
+		list_splice_init(&path->quarantine, &back);
+		WRITE_ONCE(path->quarantined, 0);
+	}
+	clt->reserve_num = 0;
+	spin_unlock(&clt->chunks_lock);
+	rtrs_clt_permits_return(clt, &back);
+
 	/* Pairs with the barrier in rtrs_clt_put_permit(). */
 	smp_mb();
 	wait_event(clt->permits_wait,
@@ -158,3 +237,102 @@ void rtrs_clt_put_permit(struct rtrs_clt_sess *clt,
 		wake_up(&clt->permits_wait);
 }
 EXPORT_SYMBOL_GPL(rtrs_clt_put_permit);
+
+/*
+ * A permit with a free chunk for a request a failover moves: from the
+ * reserve, else a free one, else the first one the user puts.
+ */
+static struct rtrs_permit *rtrs_clt_spare_get(struct rtrs_clt_sess *clt)
+{
+	struct rtrs_permit *permit;
+
+	spin_lock(&clt->chunks_lock);
+	permit = list_first_entry_or_null(&clt->reserve, struct rtrs_permit,
+					  entry);
+	if (permit) {
+		list_del_init(&permit->entry);
+		clt->reserve_num--;
+	}
+	spin_unlock(&clt->chunks_lock);
+	return permit ?: rtrs_clt_get_permit(clt, RTRS_IO_CON,
+					     RTRS_PERMIT_WAIT);
+}
+
+/**
+ * rtrs_clt_chunk_quarantine() - move a failed path's request off its chunk
+ * @path: the failed path; its connections are drained.
+ * @permit: the permit of a request that was in flight on @path and not
+ *	answered: a server operation of @path may still own its chunk.
+ *
+ * @permit takes the chunk of a spare permit, and the spare, now standing
+ * for the old chunk, waits in @path's quarantine until
+ * rtrs_clt_chunks_release().  A session without a reserve (a single
+ * chunk) cannot move the request and leaves it where it is.
+ *
+ * Context: process context; may sleep until the user puts a permit, when
+ * the reserve is empty and every permit is taken.
+ */
+void rtrs_clt_chunk_quarantine(struct rtrs_clt_path *path,
+			       struct rtrs_permit *permit)
+{
+	struct rtrs_clt_sess *clt = path->clt;
+	struct rtrs_permit *spare;
+
+	if (!clt->reserve_max)
+		return;
+	spare = rtrs_clt_spare_get(clt);
+	swap(permit->chunk, spare->chunk);
+	spin_lock(&clt->chunks_lock);
+	list_add_tail(&spare->entry, &path->quarantine);
+	WRITE_ONCE(path->quarantined, path->quarantined + 1);
+	spin_unlock(&clt->chunks_lock);
+}
+
+/**
+ * rtrs_clt_chunks_release() - end a path's quarantine
+ * @path: a path that just connected again.
+ *
+ * The server accepted @path, so its earlier incarnation there is gone
+ * with every operation it ran: the quarantined chunks are free.  They
+ * refill the reserve first; the rest go back to the user.
+ *
+ * Context: process context.
+ */
+void rtrs_clt_chunks_release(struct rtrs_clt_path *path)
+{
+	struct rtrs_clt_sess *clt = path->clt;
+	struct rtrs_permit *permit, *tmp;
+	LIST_HEAD(back);
+
+	spin_lock(&clt->chunks_lock);
+	list_for_each_entry_safe(permit, tmp, &path->quarantine, entry) {
+		if (clt->reserve_num < clt->reserve_max) {
+			list_move_tail(&permit->entry, &clt->reserve);
+			clt->reserve_num++;
+		} else {
+			list_move_tail(&permit->entry, &back);
+		}
+	}
+	WRITE_ONCE(path->quarantined, 0);
+	spin_unlock(&clt->chunks_lock);
+	rtrs_clt_permits_return(clt, &back);
+}
+
+/**
+ * rtrs_clt_chunks_orphan() - keep a removed path's quarantine
+ * @path: a path being freed.
+ *
+ * Nothing will prove its chunks free any more: they stay withheld until
+ * the session closes.
+ *
+ * Context: any context.
+ */
+void rtrs_clt_chunks_orphan(struct rtrs_clt_path *path)
+{
+	struct rtrs_clt_sess *clt = path->clt;
+
+	spin_lock(&clt->chunks_lock);
+	list_splice_tail_init(&path->quarantine, &clt->orphans);
+	WRITE_ONCE(path->quarantined, 0);
+	spin_unlock(&clt->chunks_lock);
+}

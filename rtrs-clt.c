@@ -134,6 +134,9 @@ static struct rtrs_clt_sess *rtrs_clt_sess_alloc(struct rtrs_clt_ops *ops,
 	mutex_init(&clt->paths_mutex);
 	mutex_init(&clt->link_ev_mutex);
 	init_waitqueue_head(&clt->permits_wait);
+	spin_lock_init(&clt->chunks_lock);
+	INIT_LIST_HEAD(&clt->reserve);
+	INIT_LIST_HEAD(&clt->orphans);
 	/* From here on the release of @clt->dev frees it. */
 	rtrs_clt_sess_dev_init(clt);
 	clt->rr_seq = rtrs_fault_inject() ? NULL : alloc_percpu(unsigned int);
@@ -688,7 +691,8 @@ int rtrs_clt_query(struct rtrs_clt_sess *clt, struct rtrs_attrs *attr)
 	if (!rtrs_clt_is_connected(clt))
 		return -ECOMM;
 
-	attr->queue_depth = clt->queue_depth;
+	/* The reserve is never the user's (see rtrs-clt-permit.c). */
+	attr->queue_depth = clt->queue_depth - clt->reserve_max;
 	attr->max_segments = clt->max_segments;
 	attr->max_io_size = min_t(u32, clt->max_io_size,
 				  clt->max_segments * SZ_4K);

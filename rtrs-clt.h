@@ -52,14 +52,30 @@
 #define RTRS_CLT_PROBE_MS		10000
 
 /*
- * A request unanswered this long fails its path even though its connection
- * moves: the server took it and went quiet (its own send queue wedged, say).
- * The path's teardown sends it again over another connected path; with none,
- * it completes with -ECONNABORTED, as on any path failure.  Per session in
- * sysfs (io_timeout_sec, 0: never); the default is nvme-rdma's IO timeout.
+ * With io_timeout_sec set (sysfs, per session), a request unanswered that
+ * long fails its path even though its connection moves: the path's
+ * teardown sends it again over another connected path; with none, it
+ * completes with -ECONNABORTED, as on any path failure.  Off by default:
+ * a path whose heartbeats and probes still go through is alive, and a
+ * request that takes long waits on the server's storage, which every
+ * path of the session shares; failing the path over would turn a slow
+ * disk into a path failure, and the request would wait as long on the
+ * next path.  A dead or wedged connection is caught by the heartbeats
+ * and by RTRS_CLT_STALL_MS probes.  See "Failover and chunks" in
+ * Documentation/rtrs.rst.
  */
-#define RTRS_CLT_IO_TIMEOUT_SEC		30
+#define RTRS_CLT_IO_TIMEOUT_SEC		0
 #define RTRS_CLT_IO_TIMEOUT_MAX_SEC	3600
+
+/* Most permits a session withholds for failovers (rtrs-clt-permit.c). */
+#define RTRS_CLT_RESERVE_MAX		32
+
+/*
+ * A reconnect the server refused with -EBUSY (the path's earlier
+ * incarnation is still going away there) is tried again this soon.
+ */
+#define RTRS_CLT_BUSY_RETRY_MS		500
+#define RTRS_CLT_BUSY_TRIES		20
 
 /* Upper bound of the random delay added to a reconnect, in milliseconds. */
 #define RTRS_CLT_RECONNECT_JITTER_MS	1000
@@ -130,7 +146,11 @@ struct rtrs_clt_stats {
  * struct rtrs_permit - the right to have one request in flight
  * @con_type: admin or IO connection, as asked for
  * @cpu: CPU the permit was taken on; picks the IO connection
- * @mem_id: index of the permit: server chunk and request slot
+ * @mem_id: index of the permit in the session's bitmap
+ * @chunk: the server chunk, and request slot, its requests use: @mem_id
+ *	until a failover quarantines it (see rtrs_clt_chunk_quarantine())
+ * @entry: in the session's reserve or a path's quarantine while the
+ *	permit is withheld from the user; under &rtrs_clt_sess.chunks_lock
  *
  * Followed by the pdu_sz bytes the user asked rtrs_clt_open() for.
  */
@@ -138,6 +158,8 @@ struct rtrs_permit {
 	enum rtrs_clt_con_type	con_type;
 	unsigned int		cpu;
 	unsigned int		mem_id;
+	unsigned int		chunk;
+	struct list_head	entry;
 };
 
 /**
@@ -206,7 +228,7 @@ struct rtrs_clt_con {
  * @data_len: bytes of data
  * @usr_len: bytes of user message
  * @permit: the permit the request was sent with; a failover sends it
- *	again with the same permit on another path
+ *	again with the same permit, in another chunk, on another path
  * @priv: the user's pointer for @conf
  * @conf: the user's completion callback
  * @sent_at: jiffies when the request was posted
@@ -298,6 +320,10 @@ struct rtrs_clt_io_req {
  * @max_pages_per_mr: pages one MR maps
  * @max_send_sge: SGEs of one RDMA WRITE on an IO connection
  * @max_write_wrs: RDMA WRITEs one WRITE request may take
+ * @quarantine: permits standing for the chunks of requests that were in
+ *	flight when the path failed; a server operation of the failed path
+ *	may still own them.  Under &rtrs_clt_sess.chunks_lock
+ * @quarantined: entries in @quarantine
  * @stats: counters shown in sysfs
  */
 struct rtrs_clt_path {
@@ -338,6 +364,8 @@ struct rtrs_clt_path {
 	u32			max_pages_per_mr;
 	u32			max_send_sge;
 	u32			max_write_wrs;
+	struct list_head	quarantine;
+	unsigned int		quarantined;
 	struct rtrs_clt_stats	stats;
 };
 
@@ -380,6 +408,15 @@ struct rtrs_clt_path {
  * @permit_size: size of a permit and the user's pdu, aligned
  * @permits_wait: rtrs_clt_close() waits there for the last permit
  * @closing: rtrs_clt_close() has begun
+ * @chunks_lock: protects @reserve, @reserve_num, @orphans and the paths'
+ *	quarantines
+ * @reserve: permits withheld from the user whose chunks are free, for
+ *	requests a failover moves (see rtrs_clt_chunk_quarantine())
+ * @reserve_num: entries in @reserve
+ * @reserve_max: permits withheld for @reserve: the user gets
+ *	@queue_depth - @reserve_max
+ * @orphans: quarantined permits of paths removed before their
+ *	quarantine ended; they come back when the session closes
  */
 struct rtrs_clt_sess {
 	struct device		dev;
@@ -418,6 +455,12 @@ struct rtrs_clt_sess {
 	size_t			permit_size;
 	wait_queue_head_t	permits_wait;
 	bool			closing;
+	/* @reserve, @orphans and the paths' quarantines */
+	spinlock_t		chunks_lock;
+	struct list_head	reserve;
+	unsigned int		reserve_num;
+	unsigned int		reserve_max;
+	struct list_head	orphans;
 };
 
 static inline struct rtrs_clt_path *to_clt_path(struct rtrs_path *s)
@@ -484,6 +527,10 @@ void rtrs_clt_wd_work(struct work_struct *work);
 /* rtrs-clt-permit.c: permits. */
 int rtrs_clt_permits_alloc(struct rtrs_clt_sess *clt);
 void rtrs_clt_permits_free(struct rtrs_clt_sess *clt);
+void rtrs_clt_chunk_quarantine(struct rtrs_clt_path *path,
+			       struct rtrs_permit *permit);
+void rtrs_clt_chunks_release(struct rtrs_clt_path *path);
+void rtrs_clt_chunks_orphan(struct rtrs_clt_path *path);
 
 /* rtrs-clt-mpath.c: path selection. */
 struct rtrs_clt_path *rtrs_clt_mp_pick(struct rtrs_clt_sess *clt);

@@ -12,8 +12,9 @@
  * /sys/class/rtrs-client/<session>/paths/<src@dst>/stats/
  *                                            reads, read_bytes, writes,
  *                                            write_bytes, inflight,
- *                                            failovers, reconnects,
- *                                            reconnect_fails, reset_all
+ *                                            failovers, quarantined,
+ *                                            reconnects, reconnect_fails,
+ *                                            reset_all
  *
  * Each directory is a struct device whose attribute groups exist before
  * its uevent.  The session and each path are freed by their device's
@@ -484,6 +485,15 @@ static ssize_t failovers_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(failovers);
 
+static ssize_t quarantined_show(struct device *dev,
+				struct device_attribute *attr, char *buf)
+{
+	struct rtrs_clt_path *path = to_clt_path_dev(dev);
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(path->quarantined));
+}
+static DEVICE_ATTR_RO(quarantined);
+
 static ssize_t reconnects_show(struct device *dev,
 			       struct device_attribute *attr, char *buf)
 {
@@ -530,6 +540,7 @@ static struct attribute *rtrs_clt_stats_attrs[] = {
 	&dev_attr_write_bytes.attr,
 	&dev_attr_inflight.attr,
 	&dev_attr_failovers.attr,
+	&dev_attr_quarantined.attr,
 	&dev_attr_reconnects.attr,
 	&dev_attr_reconnect_fails.attr,
 	&dev_attr_reset_all.attr,

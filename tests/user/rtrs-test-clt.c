@@ -12,8 +12,9 @@
  *   cat /sys/module/rtrs_test_clt/parameters/{ios,io_errors,verify_errors}
  *   echo 0 > /sys/module/rtrs_test_clt/parameters/run
  *
- * With late_every=N every Nth write of a thread asks the server to hold
- * it and store it from its chunk only later (RTRS_TEST_OP_LATE).  Writing
+ * Writing N to late_writes makes the next N writes LATE ones: the server
+ * holds them and stores them from their chunk only later
+ * (RTRS_TEST_OP_LATE).  Writing
  * 1 to "check" once IO stopped reads every block the threads wrote back
  * and compares it with the last pattern written there; check_errors
  * counts the blocks that differ.
@@ -69,10 +70,29 @@ module_param(max_reconnect_attempts, int, 0444);
 MODULE_PARM_DESC(max_reconnect_attempts,
 		 "reconnects of a path before giving up, -1 forever (default: -1)");
 
-static uint late_every;
-module_param(late_every, uint, 0644);
-MODULE_PARM_DESC(late_every,
-		 "every Nth write is a LATE one the server holds (default: 0, none)");
+static atomic_t late_writes = ATOMIC_INIT(0);
+
+static int test_late_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+	int err = kstrtouint(val, 0, &n);
+
+	if (!err)
+		atomic_set(&late_writes, min_t(unsigned int, n, INT_MAX));
+	return err;
+}
+
+static int test_late_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&late_writes));
+}
+
+static const struct kernel_param_ops test_late_ops = {
+	.set	= test_late_set,
+	.get	= test_late_get,
+};
+module_param_cb(late_writes, &test_late_ops, NULL, 0644);
+MODULE_PARM_DESC(late_writes, "the next N writes are LATE ones the server holds");
 
 static atomic64_t ios, io_errors, verify_errors, checked, check_errors;
 
@@ -101,12 +121,11 @@ static struct task_struct *test_tasks[TEST_MAX_THREADS];
 
 /*
  * Where each thread got to: blocks below @next hold pattern @gen, the
- * others @gen - 1 (none while @gen is 0).  @writes counts its writes.
+ * others @gen - 1 (none while @gen is 0).
  */
 static struct test_progress {
 	u64	next;
 	u32	gen;
-	u32	writes;
 } test_progress[TEST_MAX_THREADS];
 /* Starting and stopping the threads. */
 static DEFINE_MUTEX(test_run_mutex);
@@ -198,7 +217,7 @@ static int test_thread(void *arg)
 	wbuf = kmalloc(io_size, GFP_KERNEL);
 	rbuf = kmalloc(io_size, GFP_KERNEL);
 	while (!kthread_should_stop()) {
-		op = late_every && !(++p->writes % late_every) ?
+		op = atomic_dec_if_positive(&late_writes) >= 0 ?
 		     RTRS_TEST_OP_LATE : RTRS_TEST_OP_STORE;
 		if (!wbuf || !rbuf ||
 		    test_pair(wbuf, rbuf, idx * region + p->next * io_size,

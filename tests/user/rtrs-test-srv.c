@@ -68,6 +68,15 @@ static atomic_t ios_late = ATOMIC_INIT(0);
 module_param_cb(ios_late, &test_counter_ops, &ios_late, 0444);
 MODULE_PARM_DESC(ios_late, "LATE writes held, then stored from their chunk");
 
+static atomic_t ios_clobbered = ATOMIC_INIT(0);
+module_param_cb(ios_clobbered, &test_counter_ops, &ios_clobbered, 0444);
+MODULE_PARM_DESC(ios_clobbered,
+		 "LATE writes whose chunk changed while they were held");
+
+static atomic_t held_now = ATOMIC_INIT(0);
+module_param_cb(held_now, &test_counter_ops, &held_now, 0444);
+MODULE_PARM_DESC(held_now, "requests held now");
+
 static struct rtrs_srv_ctx *test_ctx;
 static u8 *test_store;
 
@@ -133,6 +142,7 @@ struct test_held {
 	int			err;
 	unsigned long		due;
 	const void		*data;
+	void			*copy;
 	u64			off;
 	u32			len;
 };
@@ -174,11 +184,18 @@ static void test_held_answer(struct work_struct *work)
 	list_for_each_entry_safe(h, tmp, &due, entry) {
 		/* The chunk holds whatever the client put there by now. */
 		if (h->data) {
+			if (memcmp(h->copy, h->data, h->len)) {
+				atomic_inc(&ios_clobbered);
+				pr_err("LATE write at %llu: its chunk changed while it was held\n",
+				       h->off);
+			}
 			memcpy(test_store + h->off, h->data, h->len);
 			atomic_inc(&ios_late);
 		}
 		atomic_inc(&ios_served);
+		atomic_dec(&held_now);
 		rtrs_srv_resp_rdma(h->id, h->err);
+		kfree(h->copy);
 		kfree(h);
 	}
 	spin_lock_irq(&test_held_lock);
@@ -213,13 +230,23 @@ static bool test_hold(struct rtrs_srv_op *id, int err, unsigned int hold_ms,
 	*h = (struct test_held) {
 		.id = id, .err = err, .data = data, .off = off, .len = len,
 	};
+	/* What the chunk holds now, to tell whether it changes meanwhile. */
+	if (data) {
+		h->copy = kmemdup(data, len, GFP_ATOMIC);
+		if (!h->copy) {
+			kfree(h);
+			return false;
+		}
+	}
 	spin_lock_irqsave(&test_held_lock, flags);
 	if (data && test_late_held(off)) {
 		spin_unlock_irqrestore(&test_held_lock, flags);
+		kfree(h->copy);
 		kfree(h);
 		return false;
 	}
 	h->due = jiffies + hold;
+	atomic_inc(&held_now);
 	list_add_tail(&h->entry, &test_held_list);
 	test_held_rearm();
 	spin_unlock_irqrestore(&test_held_lock, flags);
