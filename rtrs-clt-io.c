@@ -193,6 +193,8 @@ static void rtrs_clt_req_complete(struct rtrs_clt_io_req *req)
 	trace_rtrs_clt_complete(req, req - path->reqs);
 	rtrs_clt_req_unmap(req);
 	rtrs_clt_req_release(req);
+	/* Before the user may send with the permit again. */
+	rtrs_clt_chunk_move(path->clt, req->permit);
 	req->conf(req->priv, req->status);
 }
 
@@ -214,7 +216,8 @@ static void rtrs_clt_req_put(struct rtrs_clt_io_req *req)
  * may already have carried out is carried out again: READ and WRITE of
  * the same data to the same place are idempotent, as block IO is.  Every
  * request not answered leaves its chunk, which the server may still be
- * working in, for another one (rtrs_clt_chunk_quarantine()).
+ * working in, for another one once it completes
+ * (rtrs_clt_chunk_quarantine()).
  *
  * Context: process context, with @path->init_mutex held; may sleep
  * until the user puts a permit (see rtrs_clt_chunk_quarantine()).

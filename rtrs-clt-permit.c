@@ -28,6 +28,7 @@
 #include <linux/topology.h>
 
 #include "rtrs-clt.h"
+#include "trace/clt.h"
 
 static struct rtrs_permit *rtrs_clt_permit(struct rtrs_clt_sess *clt,
 					   unsigned int mem_id)
@@ -135,7 +136,7 @@ void rtrs_clt_permits_free(struct rtrs_clt_sess *clt)
 
 	if (!clt->permits)
 		return;
-	spin_lock(&clt->chunks_lock);
+	spin_lock_irq(&clt->chunks_lock);
 	list_splice_init(&clt->reserve, &back);
 	list_splice_init(&clt->orphans, &back);
 	list_for_each_entry(path, &clt->paths_list, entry) {
@@ -143,7 +144,7 @@ void rtrs_clt_permits_free(struct rtrs_clt_sess *clt)
 		WRITE_ONCE(path->quarantined, 0);
 	}
 	clt->reserve_num = 0;
-	spin_unlock(&clt->chunks_lock);
+	spin_unlock_irq(&clt->chunks_lock);
 	rtrs_clt_permits_return(clt, &back);
 
 	/* Pairs with the barrier in rtrs_clt_put_permit(). */
@@ -246,27 +247,34 @@ static struct rtrs_permit *rtrs_clt_spare_get(struct rtrs_clt_sess *clt)
 {
 	struct rtrs_permit *permit;
 
-	spin_lock(&clt->chunks_lock);
+	spin_lock_irq(&clt->chunks_lock);
 	permit = list_first_entry_or_null(&clt->reserve, struct rtrs_permit,
 					  entry);
 	if (permit) {
 		list_del_init(&permit->entry);
 		clt->reserve_num--;
 	}
-	spin_unlock(&clt->chunks_lock);
+	spin_unlock_irq(&clt->chunks_lock);
 	return permit ?: rtrs_clt_get_permit(clt, RTRS_IO_CON,
 					     RTRS_PERMIT_WAIT);
 }
 
 /**
- * rtrs_clt_chunk_quarantine() - move a failed path's request off its chunk
+ * rtrs_clt_chunk_quarantine() - plan to move a failed path's request off
+ *	its chunk
  * @path: the failed path; its connections are drained.
  * @permit: the permit of a request that was in flight on @path and not
  *	answered: a server operation of @path may still own its chunk.
  *
- * @permit takes the chunk of a spare permit, and the spare, now standing
- * for the old chunk, waits in @path's quarantine until
- * rtrs_clt_chunks_release().  A session without a reserve (a single
+ * The request is sent again in the same chunk: a server of ours runs it
+ * only once the first copy ended, so it completes after it, and a later
+ * request to the same place comes after both.  When it completes,
+ * rtrs_clt_chunk_move() gives @permit the chunk of a spare taken here,
+ * and the spare, standing for the old chunk, waits in @path's quarantine
+ * until rtrs_clt_chunks_release(): no other request goes into the chunk
+ * while the first copy may still run there (a mainline server runs both
+ * copies at once).  A request whose second path fails too leaves its
+ * chunk to the session's orphans.  A session without a reserve (a single
  * chunk) cannot move the request and leaves it where it is.
  *
  * Context: process context; may sleep until the user puts a permit, when
@@ -276,16 +284,71 @@ void rtrs_clt_chunk_quarantine(struct rtrs_clt_path *path,
 			       struct rtrs_permit *permit)
 {
 	struct rtrs_clt_sess *clt = path->clt;
-	struct rtrs_permit *spare;
+	struct rtrs_permit *spare = NULL;
 
 	if (!clt->reserve_max)
 		return;
-	spare = rtrs_clt_spare_get(clt);
-	swap(permit->chunk, spare->chunk);
-	spin_lock(&clt->chunks_lock);
+	if (!permit->spare)
+		spare = rtrs_clt_spare_get(clt);
+	spin_lock_irq(&clt->chunks_lock);
+	if (spare) {
+		permit->spare = spare;
+		permit->q_path = path;
+		permit->q_gen = path->q_gen;
+	} else {
+		permit->q_path = NULL;
+	}
+	spin_unlock_irq(&clt->chunks_lock);
+}
+
+/* Quarantine @spare, now standing for a chunk @path may own.  Locked. */
+static void rtrs_clt_chunk_hold(struct rtrs_clt_path *path,
+				struct rtrs_permit *spare)
+{
 	list_add_tail(&spare->entry, &path->quarantine);
 	WRITE_ONCE(path->quarantined, path->quarantined + 1);
-	spin_unlock(&clt->chunks_lock);
+	trace_rtrs_clt_quarantine(path, spare->chunk);
+}
+
+/**
+ * rtrs_clt_chunk_move() - move a request that failed over to another chunk
+ * @clt: the session.
+ * @permit: the permit of a request that completes, before its user hears.
+ *
+ * Does nothing unless rtrs_clt_chunk_quarantine() planned the move.  When
+ * the failed path connected again meanwhile, the old chunk is free: the
+ * spare goes straight back.
+ *
+ * Context: any context.
+ */
+void rtrs_clt_chunk_move(struct rtrs_clt_sess *clt,
+			 struct rtrs_permit *permit)
+{
+	struct rtrs_permit *spare = permit->spare;
+	struct rtrs_clt_path *path;
+	unsigned long flags;
+	bool back = false;
+
+	if (likely(!spare))
+		return;
+	swap(permit->chunk, spare->chunk);
+	spin_lock_irqsave(&clt->chunks_lock, flags);
+	path = permit->q_path;
+	if (!path) {
+		list_add_tail(&spare->entry, &clt->orphans);
+	} else if (path->q_gen == permit->q_gen) {
+		rtrs_clt_chunk_hold(path, spare);
+	} else if (clt->reserve_num < clt->reserve_max) {
+		list_add_tail(&spare->entry, &clt->reserve);
+		clt->reserve_num++;
+	} else {
+		back = true;
+	}
+	permit->spare = NULL;
+	permit->q_path = NULL;
+	spin_unlock_irqrestore(&clt->chunks_lock, flags);
+	if (back)
+		rtrs_clt_put_permit(clt, spare);
 }
 
 /**
@@ -294,7 +357,9 @@ void rtrs_clt_chunk_quarantine(struct rtrs_clt_path *path,
  *
  * The server accepted @path, so its earlier incarnation there is gone
  * with every operation it ran: the quarantined chunks are free.  They
- * refill the reserve first; the rest go back to the user.
+ * refill the reserve first; the rest go back to the user.  Requests of
+ * the earlier incarnation still in flight elsewhere need no quarantine
+ * any more either.
  *
  * Context: process context.
  */
@@ -304,7 +369,8 @@ void rtrs_clt_chunks_release(struct rtrs_clt_path *path)
 	struct rtrs_permit *permit, *tmp;
 	LIST_HEAD(back);
 
-	spin_lock(&clt->chunks_lock);
+	spin_lock_irq(&clt->chunks_lock);
+	path->q_gen++;
 	list_for_each_entry_safe(permit, tmp, &path->quarantine, entry) {
 		if (clt->reserve_num < clt->reserve_max) {
 			list_move_tail(&permit->entry, &clt->reserve);
@@ -313,8 +379,10 @@ void rtrs_clt_chunks_release(struct rtrs_clt_path *path)
 			list_move_tail(&permit->entry, &back);
 		}
 	}
+	if (path->quarantined)
+		trace_rtrs_clt_quarantine_end(path, path->quarantined);
 	WRITE_ONCE(path->quarantined, 0);
-	spin_unlock(&clt->chunks_lock);
+	spin_unlock_irq(&clt->chunks_lock);
 	rtrs_clt_permits_return(clt, &back);
 }
 
@@ -330,9 +398,18 @@ void rtrs_clt_chunks_release(struct rtrs_clt_path *path)
 void rtrs_clt_chunks_orphan(struct rtrs_clt_path *path)
 {
 	struct rtrs_clt_sess *clt = path->clt;
+	struct rtrs_permit *permit;
+	unsigned long flags;
+	u32 i;
 
-	spin_lock(&clt->chunks_lock);
+	spin_lock_irqsave(&clt->chunks_lock, flags);
 	list_splice_tail_init(&path->quarantine, &clt->orphans);
 	WRITE_ONCE(path->quarantined, 0);
-	spin_unlock(&clt->chunks_lock);
+	/* Moves still to come: their chunks go to the orphans too. */
+	for (i = 0; clt->permits && i < clt->queue_depth; i++) {
+		permit = rtrs_clt_permit(clt, i);
+		if (permit->q_path == path)
+			permit->q_path = NULL;
+	}
+	spin_unlock_irqrestore(&clt->chunks_lock, flags);
 }

@@ -151,6 +151,11 @@ struct rtrs_clt_stats {
  *	until a failover quarantines it (see rtrs_clt_chunk_quarantine())
  * @entry: in the session's reserve or a path's quarantine while the
  *	permit is withheld from the user; under &rtrs_clt_sess.chunks_lock
+ * @spare: while a request that failed over is in flight, the permit whose
+ *	chunk it takes when it completes (rtrs_clt_chunk_move())
+ * @q_path: the failed path whose quarantine the old chunk then joins, or
+ *	NULL for the session's orphans; under &rtrs_clt_sess.chunks_lock
+ * @q_gen: &rtrs_clt_path.q_gen of @q_path when it failed
  *
  * Followed by the pdu_sz bytes the user asked rtrs_clt_open() for.
  */
@@ -160,6 +165,9 @@ struct rtrs_permit {
 	unsigned int		mem_id;
 	unsigned int		chunk;
 	struct list_head	entry;
+	struct rtrs_permit	*spare;
+	struct rtrs_clt_path	*q_path;
+	unsigned int		q_gen;
 };
 
 /**
@@ -324,6 +332,8 @@ struct rtrs_clt_io_req {
  *	flight when the path failed; a server operation of the failed path
  *	may still own them.  Under &rtrs_clt_sess.chunks_lock
  * @quarantined: entries in @quarantine
+ * @q_gen: connects of the path since it was created that ended a
+ *	quarantine; under &rtrs_clt_sess.chunks_lock
  * @stats: counters shown in sysfs
  */
 struct rtrs_clt_path {
@@ -366,6 +376,7 @@ struct rtrs_clt_path {
 	u32			max_write_wrs;
 	struct list_head	quarantine;
 	unsigned int		quarantined;
+	unsigned int		q_gen;
 	struct rtrs_clt_stats	stats;
 };
 
@@ -408,8 +419,8 @@ struct rtrs_clt_path {
  * @permit_size: size of a permit and the user's pdu, aligned
  * @permits_wait: rtrs_clt_close() waits there for the last permit
  * @closing: rtrs_clt_close() has begun
- * @chunks_lock: protects @reserve, @reserve_num, @orphans and the paths'
- *	quarantines
+ * @chunks_lock: protects @reserve, @reserve_num, @orphans, the paths'
+ *	quarantines and the permits' @q_path; taken with interrupts off
  * @reserve: permits withheld from the user whose chunks are free, for
  *	requests a failover moves (see rtrs_clt_chunk_quarantine())
  * @reserve_num: entries in @reserve
@@ -529,6 +540,8 @@ int rtrs_clt_permits_alloc(struct rtrs_clt_sess *clt);
 void rtrs_clt_permits_free(struct rtrs_clt_sess *clt);
 void rtrs_clt_chunk_quarantine(struct rtrs_clt_path *path,
 			       struct rtrs_permit *permit);
+void rtrs_clt_chunk_move(struct rtrs_clt_sess *clt,
+			 struct rtrs_permit *permit);
 void rtrs_clt_chunks_release(struct rtrs_clt_path *path);
 void rtrs_clt_chunks_orphan(struct rtrs_clt_path *path);
 

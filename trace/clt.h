@@ -95,6 +95,28 @@ TRACE_EVENT(rtrs_clt_submit,
 		      __entry->usr_len)
 );
 
+TRACE_EVENT(rtrs_clt_quarantine,
+	    TP_PROTO(const struct rtrs_clt_path *path, u32 msg_id),
+	    TP_ARGS(path, msg_id),
+	    TP_STRUCT__entry(__string(sess, path->s.sessname)
+			     __field(u32, msg_id)),
+	    TP_fast_assign(__assign_str(sess, path->s.sessname);
+			   __entry->msg_id = msg_id;),
+	    TP_printk("%s: id %u quarantined", __get_str(sess),
+		      __entry->msg_id)
+);
+
+TRACE_EVENT(rtrs_clt_quarantine_end,
+	    TP_PROTO(const struct rtrs_clt_path *path, u32 n),
+	    TP_ARGS(path, n),
+	    TP_STRUCT__entry(__string(sess, path->s.sessname)
+			     __field(u32, n)),
+	    TP_fast_assign(__assign_str(sess, path->s.sessname);
+			   __entry->n = n;),
+	    TP_printk("%s: quarantine of %u ids over", __get_str(sess),
+		      __entry->n)
+);
+
 TRACE_EVENT(rtrs_clt_complete,
 	    TP_PROTO(const struct rtrs_clt_io_req *req, u32 msg_id),
 	    TP_ARGS(req, msg_id),

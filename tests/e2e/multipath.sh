@@ -264,36 +264,86 @@ check "no IO error while path 2 gave up" no_io_errors
 # The server holds a LATE write late_ms and stores it from its chunk only
 # then, as a disk stores a bio's pages when it gets to them.  With the
 # session's io_timeout_sec at 1 s, such a write fails its path (at the
-# watchdog's next look, within 6 s) and is sent again over the other
-# path, where it is served at once.  Its first chunk must stay unused
-# until the failed path is back (Documentation/rtrs.rst, "Failover and
-# chunks"): the server counts held writes whose chunk changed under them
-# (ios_clobbered), and every block read back at the end must hold the
-# last pattern written there.  Two rounds, one LATE write each.
+# watchdog's next look, within 6 s) and is sent again over the other path
+# in the same chunk; our server runs it once the first copy ended, and
+# the test server then serves it at once.  When it completes, its chunk
+# is quarantined until the failed path is back (Documentation/rtrs.rst,
+# "Failover and chunks").  Checked: in the client's trace no request went
+# into a quarantined chunk before the end of its quarantine; the server
+# saw no held write's chunk change under it (ios_clobbered); every block
+# read back at the end holds the last pattern written there (the copy
+# sent again completed only after the first one was stored).  Two rounds,
+# one LATE write each.
 SP=/sys/module/rtrs_test_srv/parameters
+TRACING=/sys/kernel/tracing
+QEVENTS="rtrs_clt_submit rtrs_clt_quarantine rtrs_clt_quarantine_end"
 sum_pstat() { echo $(( $(pstat "$P1" "$1") + $(pstat "$P2" "$1") )); }
 sum_above() { [ "$(sum_pstat "$1")" -gt "$2" ]; }
+both_connected() { state_is "$P1" connected && state_is "$P2" connected; }
 quarantine_over() {
-	[ "$(sum_pstat quarantined)" -eq 0 ] && state_is "$P1" connected &&
-		state_is "$P2" connected
+	[ "$(sum_pstat quarantined)" -eq 0 ] && both_connected
 }
 late_round() {
 	local f0
 	f0=$(sum_pstat failovers)
 	echo 1 >"$PARAMS/late_writes" || return 1
 	wait_for 30 sum_above failovers "$f0" || return 1
-	echo "failovers $f0 -> $(sum_pstat failovers)," \
-		"quarantined $(pstat "$P1" quarantined) $(pstat "$P2" quarantined)"
-	sum_above quarantined 0 || { echo "no chunk quarantined"; return 1; }
 	wait_for 60 quarantine_over || return 1
+	echo "failovers $f0 -> $(sum_pstat failovers)"
+}
+qtrace_on() {
+	local e
+	[ -d "$TRACING/events" ] || mount -t tracefs nodev "$TRACING" || return 1
+	echo 16384 >"$TRACING/buffer_size_kb" && echo >"$TRACING/trace" || return 1
+	for e in $QEVENTS; do
+		echo 1 >"$TRACING/events/rtrs_clt/$e/enable" || return 1
+	done
+}
+# qtrace_off: events off, the trace to RTRS_TMP/qtrace; none may be lost.
+qtrace_off() {
+	local e lost
+	for e in $QEVENTS; do
+		echo 0 >"$TRACING/events/rtrs_clt/$e/enable" || return 1
+	done
+	cat "$TRACING/trace" >"$RTRS_TMP/qtrace" || return 1
+	lost=$(cat "$TRACING"/per_cpu/cpu*/stats | awk '/^overrun:/ { n += $2 } END { print n + 0 }')
+	echo >"$TRACING/trace" && echo 1408 >"$TRACING/buffer_size_kb"
+	echo "$(wc -l <"$RTRS_TMP/qtrace") lines, $lost overrun"
+	[ "$lost" -eq 0 ]
+}
+# quarantine_kept: ids were quarantined, and no request went into one
+# between its quarantine and the end of that quarantine (one path fails
+# at a time here, so an end is that of every id quarantined before).
+quarantine_kept() {
+	awk '
+	/ rtrs_clt_quarantine_end: / { delete q; next }
+	/ rtrs_clt_quarantine: / {
+		for (i = 1; i < NF; i++) if ($i == "id") q[$(i + 1)] = 1
+		n++
+		next
+	}
+	/ rtrs_clt_submit: / {
+		for (i = 1; i < NF; i++)
+			if ($i == "id" && ($(i + 1) in q)) {
+				bad++
+				print "request into quarantined id " $(i + 1)
+			}
+	}
+	END {
+		print n + 0 " ids quarantined, " bad + 0 " requests into them"
+		exit !(n > 0 && bad == 0)
+	}' "$RTRS_TMP/qtrace"
 }
 held_none() { [ "$(cat "$SP/held_now")" -eq 0 ]; }
 check "io_timeout_sec is off by default" same_content "$CS/io_timeout_sec" 0
 check "server holds LATE writes 10 s" sh -c "echo 10000 > $SP/late_ms"
 check "io_timeout_sec 1" sh -c "echo 1 > '$CS/io_timeout_sec'"
-check "a held write fails its path over, its chunk quarantined until the path is back" late_round
+check "client's submit and quarantine events on" qtrace_on
+check "a held write fails its path over; its chunk is quarantined until the path is back" late_round
 check "and again" late_round
 check "io_timeout_sec off again" sh -c "echo 0 > '$CS/io_timeout_sec'"
+check "client's events off, none lost" qtrace_off
+check "no request went into a quarantined chunk" quarantine_kept
 check "stop IO to read everything back" sh -c "echo 0 > $PARAMS/run"
 check "the server answered every held write" wait_for 30 held_none
 check "the held writes were stored late" test "$(cat "$SP/ios_late")" -ge 2

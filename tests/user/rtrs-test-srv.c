@@ -203,14 +203,33 @@ static void test_held_answer(struct work_struct *work)
 	spin_unlock_irq(&test_held_lock);
 }
 
-/* Is a LATE write for @off held already?  Under test_held_lock. */
-static bool test_late_held(u64 off)
-{
-	struct test_held *h;
+/*
+ * The last LATE writes held, by offset and checksum of their data: one
+ * that comes again is the same write sent over another path.  Under
+ * test_held_lock.
+ */
+#define TEST_LATE_SEEN	64
+static struct {
+	u64	off;
+	u32	csum;
+	bool	used;
+} test_late_seen[TEST_LATE_SEEN];
+static unsigned int test_late_next;
 
-	list_for_each_entry(h, &test_held_list, entry)
-		if (h->data && h->off == off)
+/* Was this LATE write held before?  If not, remember it. */
+static bool test_late_again(u64 off, const void *data, u32 len)
+{
+	u32 csum = rtrs_test_csum(data, len);
+	unsigned int i;
+
+	for (i = 0; i < TEST_LATE_SEEN; i++)
+		if (test_late_seen[i].used && test_late_seen[i].off == off &&
+		    test_late_seen[i].csum == csum)
 			return true;
+	test_late_seen[test_late_next].off = off;
+	test_late_seen[test_late_next].csum = csum;
+	test_late_seen[test_late_next].used = true;
+	test_late_next = (test_late_next + 1) % TEST_LATE_SEEN;
 	return false;
 }
 
@@ -239,7 +258,7 @@ static bool test_hold(struct rtrs_srv_op *id, int err, unsigned int hold_ms,
 		}
 	}
 	spin_lock_irqsave(&test_held_lock, flags);
-	if (data && test_late_held(off)) {
+	if (data && test_late_again(off, data, len)) {
 		spin_unlock_irqrestore(&test_held_lock, flags);
 		kfree(h->copy);
 		kfree(h);
@@ -267,7 +286,7 @@ static int test_rdma_ev(void *priv, struct rtrs_srv_op *id, void *data,
 		if (test_hold(id, 0, READ_ONCE(late_ms), data,
 			      le64_to_cpu(msg->off), datalen))
 			return 0;
-		/* Sent again: the first one for its offset is still held. */
+		/* Sent again: the first copy was held. */
 		memcpy(test_store + le64_to_cpu(msg->off), data, datalen);
 	}
 	if (op == RTRS_TEST_OP_HOLD &&

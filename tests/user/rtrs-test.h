@@ -12,8 +12,8 @@
  * held the same way, late_ms (a module parameter of the server), and
  * copies its data from the chunk to the store only when it is answered,
  * as a block device reads a bio's pages when it gets to them; a LATE
- * request for an offset that has one held already is served at once, as
- * a STORE: it is the first one sent again over another path.  Every user
+ * request with the offset and data of one held before is served at once,
+ * as a STORE: it is that one sent again over another path.  Every user
  * message carries a
  * pattern after this header whose checksum the server verifies, so a
  * damaged user message is answered with -EBADMSG.
