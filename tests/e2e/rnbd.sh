@@ -196,6 +196,55 @@ readd_io() {
 	check "$1: 2 paths connected again" paths_connected 2
 }
 
+# A null_blk whose every IO completes 50 ms late: a slow disk, on which
+# every request is still being served when its path fails.  Made through
+# configfs, it is named after its directory there.
+SLOW=/sys/kernel/config/nullb/nullb_slow
+slow_dev() {
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	mkdir "$SLOW" && echo 64 >"$SLOW/size" && echo 1 >"$SLOW/memory_backed" &&
+		echo 2 >"$SLOW/irqmode" && echo 50000000 >"$SLOW/completion_nsec" &&
+		echo 1 >"$SLOW/power" || return 1
+	test -b /dev/nullb_slow || { echo "no /dev/nullb_slow:" /dev/nullb*; return 1; }
+}
+
+# slow_failover_io TAG DEV SDEV: fio writes with crc32c at iodepth 16 to
+# the slow disk while the server drops path 1 twice; the requests it had
+# in flight are sent again over path 2, and their chunks quarantined until
+# path 1 is back (Documentation/rtrs.rst, "Failover and chunks"); then
+# every block is read back and checked.  Needs a session of PATH1 and
+# PATH2.
+path_up() { grep -qx connected "$1/paths/$PATH1/state"; }
+path_drops() {
+	local ss=/sys/class/rtrs-server/$1 cs=/sys/class/rtrs-client/$1 i
+	for i in 1 2; do
+		# Two seconds of IO over both paths before each drop.
+		sleep 2
+		echo 1 >"$ss/paths/$PATH1/disconnect" || return 1
+		wait_for 30 not path_up "$cs" || return 1
+		# rnbd reconnects after 30 s: sooner through sysfs.
+		echo 1 >"$cs/paths/$PATH1/reconnect" || return 1
+		path_up "$cs" || return 1
+	done
+}
+quarantine_done() {
+	local cs=/sys/class/rtrs-client/$1
+	[ "$(cat "$cs/paths/$PATH1/stats/quarantined")" -eq 0 ] &&
+		grep -qx connected "$cs/paths/$PATH1/state"
+}
+slow_failover_io() {
+	local cs=/sys/class/rtrs-client/$1 pid rc=0
+	verify_write "$1-slow" "$2" 4k 16m &
+	pid=$!
+	check "$1: server drops path 1 twice under fio writes" path_drops "$1"
+	wait "$pid" || rc=$?
+	check "$1: fio writes on the slow disk survive the failovers" test "$rc" -eq 0
+	check "$1: requests in flight failed over" \
+		test "$(cat "$cs/paths/$PATH1/stats/failovers")" -gt 0
+	check "$1: quarantine over once path 1 is back" wait_for 30 quarantine_done "$1"
+	check "$1: fio read back, crc32c verify" verify_read "$1-slow" "$2" 4k 16m
+}
+
 # with_device TAG SDEV IO PATH...: map SDEV over the paths as session TAG,
 # run IO (small_io or large_io) on it, unmap.
 with_device() {
@@ -251,6 +300,9 @@ with_device deep2 nullb0 deep_io "$PATH1" "$PATH2"
 with_device deep3 nullb0 waiting_io "$PATH1"
 check "no error from rtrs or rnbd in the kernel log" \
 	not eval "dmesg -l err,crit,alert,emerg | grep -i -E 'rtrs|rnbd'"
+# Paths dropped under IO log errors: after the check above.
+check "a slow null_blk, 50 ms a request" slow_dev
+with_device slow2 nullb_slow slow_failover_io "$PATH1" "$PATH2"
 # Last, as rnbd logs its device's disconnection as an error.
 with_device readd nullb0 readd_io "$PATH1" "$PATH2"
 check "unload rnbd and rtrs, shallow server" rnbd_unload
