@@ -200,11 +200,26 @@ static void rtrs_srv_sq_put(struct rtrs_srv_con *con)
 	atomic_add(RTRS_SRV_RSP_WRS, &con->c.sq_wr_avail);
 }
 
+/**
+ * rtrs_srv_op_end() - a request is over
+ * @path: its path
+ * @op: the request: answered, or dropped without an answer
+ *
+ * @op is free for the next request of its path.
+ *
+ * Context: any context.
+ */
+static void rtrs_srv_op_end(struct rtrs_srv_path *path,
+			    struct rtrs_srv_op *op)
+{
+	clear_bit_unlock(0, &op->busy);
+}
+
 /* The request is finished without an answer (path down). */
 static void rtrs_srv_op_drop(struct rtrs_srv_path *path,
 			     struct rtrs_srv_op *op)
 {
-	clear_bit(0, &op->busy);
+	rtrs_srv_op_end(path, op);
 	percpu_ref_put(&path->ops_ref);
 }
 
@@ -365,7 +380,7 @@ static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 	err = ib_post_send(con->c.qp, first, NULL);
 	if (!err) {
 		con->rsp_posts++;
-		clear_bit_unlock(0, &op->busy);
+		rtrs_srv_op_end(con_to_path(con), op);
 	} else if (signal) {
 		atomic_dec(&con->rsp_inflight);
 		con->rsp_unsig = con->rsp_batch - 1;
@@ -408,7 +423,7 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 	err = rtrs_srv_post_rsp_wrs(con, op, first, &w.rsp.wr);
 	if (err) {
 		rtrs_srv_sq_put(con);
-		clear_bit_unlock(0, &op->busy);
+		rtrs_srv_op_end(path, op);
 	}
 	if (err && err != -ESHUTDOWN) {
 		pr_err_ratelimited("%s: posting an answer failed: %d\n",
@@ -688,13 +703,13 @@ static void rtrs_srv_process_io(struct rtrs_srv_con *con, u32 id, u32 off)
 				    rtrs_srv_max_io_size(sess->chunk_size),
 				    &io);
 	if (err) {
-		clear_bit(0, &op->busy);
+		rtrs_srv_op_end(path, op);
 		rtrs_srv_violation(path, "malformed IO header in chunk %u at %u: %pe",
 				   id, off, ERR_PTR(err));
 		return;
 	}
 	if (!percpu_ref_tryget_live(&path->ops_ref)) {
-		clear_bit(0, &op->busy);
+		rtrs_srv_op_end(path, op);
 		return;
 	}
 
@@ -724,7 +739,7 @@ static void rtrs_srv_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 id = chunk - path->chunks;
 
 	if (!rtrs_srv_wc_ok(path, wc, "LOCAL_INV of a chunk")) {
-		clear_bit(0, &path->ops[id].busy);
+		rtrs_srv_op_end(path, &path->ops[id]);
 		return;
 	}
 	rtrs_srv_process_io(con, id, chunk->inv_off);
@@ -771,7 +786,7 @@ static void rtrs_srv_io_req(struct rtrs_srv_con *con, u32 payload)
 	}
 	err = rtrs_srv_inv_chunk(con, id, off);
 	if (err) {
-		clear_bit(0, &path->ops[id].busy);
+		rtrs_srv_op_end(path, &path->ops[id]);
 		pr_err_ratelimited("%s: posting LOCAL_INV failed: %d\n",
 				   path->s.sessname, err);
 		rtrs_srv_close_path(path);

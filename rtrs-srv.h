@@ -49,7 +49,8 @@ struct rtrs_srv_cpu_stats {
  * @status: answer kept while the answer waits for send queue room
  * @busy: bit 0 is set from the arrival of the request until its answer is
  *	posted (cleared after the post, see rtrs_srv_post_rsp_wrs()) or
- *	dropped; a second request for a busy chunk is a protocol violation
+ *	dropped; a second request for a busy chunk is a protocol violation.
+ *	See rtrs_srv_op_end().
  * @need_inval: the client asked for SEND WITH INVALIDATE of @desc.key
  * @sg_cnt: descriptors of a READ, 0 or 1
  * @desc: copy of the READ descriptor, validated
