@@ -7,6 +7,11 @@
  * every chunk a memory region of its own, so that with always-invalidate a
  * chunk can be invalidated when a request arrives and re-keyed when it is
  * answered, shutting the client out while the server works on it.
+ *
+ * Since every path of a session uses the same chunks, a request owns its
+ * chunk for the whole session from its arrival until it ends.  A request
+ * for the chunk on another path meanwhile, which a client that failed the
+ * first over sends, waits until the chunk is handed to it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,12 +25,29 @@ static unsigned int rtrs_srv_chunk_order(struct rtrs_srv_sess *sess)
 	return get_order(sess->chunk_size);
 }
 
+static int rtrs_srv_alloc_owners(struct rtrs_srv_sess *sess)
+{
+	u32 i;
+
+	sess->owners = rtrs_fault_inject() ? NULL :
+		       kcalloc(sess->queue_depth, sizeof(*sess->owners),
+			       GFP_KERNEL);
+	if (!sess->owners)
+		return -ENOMEM;
+	for (i = 0; i < sess->queue_depth; i++) {
+		spin_lock_init(&sess->owners[i].lock);
+		INIT_LIST_HEAD(&sess->owners[i].waiting);
+	}
+	return 0;
+}
+
 /**
  * rtrs_srv_alloc_chunks() - allocate the chunks of a session
  * @sess: session with @queue_depth and @chunk_size set
  *
  * Chunks come from the page allocator as one naturally aligned block
  * each, so that one memory region page of @chunk_size covers a chunk.
+ * Their owners come with them.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -33,11 +55,13 @@ static int rtrs_srv_alloc_chunks(struct rtrs_srv_sess *sess)
 {
 	u32 i;
 
+	if (rtrs_srv_alloc_owners(sess))
+		return -ENOMEM;
 	sess->chunks = rtrs_fault_inject() ? NULL :
 		       kcalloc(sess->queue_depth, sizeof(*sess->chunks),
 			       GFP_KERNEL);
 	if (!sess->chunks)
-		return -ENOMEM;
+		goto free_owners;
 
 	for (i = 0; i < sess->queue_depth; i++) {
 		/* One fault point for the chunks: the last, after the others. */
@@ -55,6 +79,9 @@ free:
 		__free_pages(sess->chunks[i], rtrs_srv_chunk_order(sess));
 	kfree(sess->chunks);
 	sess->chunks = NULL;
+free_owners:
+	kfree(sess->owners);
+	sess->owners = NULL;
 	return -ENOMEM;
 }
 
@@ -71,6 +98,7 @@ void rtrs_srv_free_chunks(struct rtrs_srv_sess *sess)
 	for (i = 0; i < sess->queue_depth; i++)
 		__free_pages(sess->chunks[i], rtrs_srv_chunk_order(sess));
 	kfree(sess->chunks);
+	kfree(sess->owners);
 }
 
 static void rtrs_srv_unmap_chunk(struct rtrs_srv_path *path,
@@ -237,4 +265,98 @@ void rtrs_srv_fill_chunk_descs(struct rtrs_srv_path *path,
 		desc[i].key = cpu_to_le32(mr->rkey);
 		desc[i].len = cpu_to_le32(mr->length);
 	}
+}
+
+/**
+ * rtrs_srv_chunk_take() - a request arrived: take its chunk, or wait
+ * @sess: the session
+ * @op: the request, with &rtrs_srv_op.busy set by its path
+ *
+ * A chunk no request owns becomes @op's.  One that a request of another
+ * path owns is not touched: @op waits for it, and is handed the chunk
+ * when that request ends (rtrs_srv_chunk_give_up() queues
+ * &rtrs_srv_op.run_work then).
+ *
+ * Context: any context.
+ * Return: true when @op owns the chunk and may run now; false when it
+ * waits.
+ */
+bool rtrs_srv_chunk_take(struct rtrs_srv_sess *sess, struct rtrs_srv_op *op)
+{
+	struct rtrs_srv_chunk_owner *co = &sess->owners[op->msg_id];
+	unsigned long flags;
+	bool taken;
+
+	spin_lock_irqsave(&co->lock, flags);
+	taken = !co->owner;
+	if (taken)
+		co->owner = op;
+	else
+		list_add_tail(&op->chunk_entry, &co->waiting);
+	spin_unlock_irqrestore(&co->lock, flags);
+	return taken;
+}
+
+/**
+ * rtrs_srv_chunk_give_up() - a request ended: pass its chunk on
+ * @sess: the session
+ * @op: the request
+ *
+ * When @op owns its chunk, the chunk goes to the first request waiting
+ * for it, whose &rtrs_srv_op.run_work is queued to run it, or becomes
+ * free.  A request that does not own its chunk gives up nothing.  The
+ * work is queued under the chunk's lock, so that rtrs_srv_chunk_unwait()
+ * followed by cancel_work_sync() finds a request either waiting or
+ * queued.
+ *
+ * Context: any context.
+ */
+void rtrs_srv_chunk_give_up(struct rtrs_srv_sess *sess,
+			    struct rtrs_srv_op *op)
+{
+	struct rtrs_srv_chunk_owner *co;
+	struct rtrs_srv_op *next;
+	unsigned long flags;
+
+	if (!sess->owners)
+		return;
+	co = &sess->owners[op->msg_id];
+	spin_lock_irqsave(&co->lock, flags);
+	if (co->owner == op) {
+		next = list_first_entry_or_null(&co->waiting,
+						struct rtrs_srv_op,
+						chunk_entry);
+		if (next) {
+			list_del_init(&next->chunk_entry);
+			queue_work(rtrs_srv_wq, &next->run_work);
+		}
+		co->owner = next;
+	}
+	spin_unlock_irqrestore(&co->lock, flags);
+}
+
+/**
+ * rtrs_srv_chunk_unwait() - stop a request waiting for its chunk
+ * @sess: the session
+ * @op: a request of a closing path
+ *
+ * Context: any context.
+ * Return: true when @op was waiting; it owns nothing then, and never
+ * will.
+ */
+bool rtrs_srv_chunk_unwait(struct rtrs_srv_sess *sess, struct rtrs_srv_op *op)
+{
+	struct rtrs_srv_chunk_owner *co;
+	unsigned long flags;
+	bool waited;
+
+	if (!sess->owners)
+		return false;
+	co = &sess->owners[op->msg_id];
+	spin_lock_irqsave(&co->lock, flags);
+	waited = !list_empty(&op->chunk_entry);
+	if (waited)
+		list_del_init(&op->chunk_entry);
+	spin_unlock_irqrestore(&co->lock, flags);
+	return waited;
 }

@@ -12,9 +12,14 @@
  * answer itself is an immediate (message id and errno), carried by a SEND
  * with the chunk's new rkey when chunks are re-keyed.
  *
+ * A session's paths share its chunks: a request owns its chunk for the
+ * whole session until it ends, and one for the chunk on another path
+ * meanwhile waits to be handed it (rtrs-srv-chunk.c), then runs from a
+ * work item.
+ *
  * Nothing here takes a lock that all CPUs share: requests are counted with
- * a per-CPU reference, answers waiting for send queue room queue on their
- * connection.
+ * a per-CPU reference, chunks have a lock each, answers waiting for send
+ * queue room queue on their connection.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -35,6 +40,8 @@ struct rtrs_srv_rsp_wrs {
 	struct ib_sge		data_sge;
 	struct ib_sge		rkey_sge;
 };
+
+static void rtrs_srv_run_handed(struct work_struct *work);
 
 static void rtrs_srv_ops_release(struct percpu_ref *ref)
 {
@@ -91,6 +98,8 @@ int rtrs_srv_alloc_ops(struct rtrs_srv_path *path)
 	for (i = 0; i < depth; i++) {
 		path->ops[i].msg_id = i;
 		INIT_LIST_HEAD(&path->ops[i].wait_entry);
+		INIT_LIST_HEAD(&path->ops[i].chunk_entry);
+		INIT_WORK(&path->ops[i].run_work, rtrs_srv_run_handed);
 	}
 
 	if (path->always_invalidate) {
@@ -200,11 +209,30 @@ static void rtrs_srv_sq_put(struct rtrs_srv_con *con)
 	atomic_add(RTRS_SRV_RSP_WRS, &con->c.sq_wr_avail);
 }
 
+/**
+ * rtrs_srv_op_end() - a request is over
+ * @path: its path
+ * @op: the request: answered, or dropped without an answer
+ *
+ * Its chunk goes on to a request of another path that waits for it, and
+ * @op is free for the next request of its own path.  In that order: the
+ * next request on @path, which may follow as soon as @op's answer is
+ * posted, must not find the chunk still taken by @op.
+ *
+ * Context: any context.
+ */
+static void rtrs_srv_op_end(struct rtrs_srv_path *path,
+			    struct rtrs_srv_op *op)
+{
+	rtrs_srv_chunk_give_up(path->sess, op);
+	clear_bit_unlock(0, &op->busy);
+}
+
 /* The request is finished without an answer (path down). */
 static void rtrs_srv_op_drop(struct rtrs_srv_path *path,
 			     struct rtrs_srv_op *op)
 {
-	clear_bit(0, &op->busy);
+	rtrs_srv_op_end(path, op);
 	percpu_ref_put(&path->ops_ref);
 }
 
@@ -365,7 +393,7 @@ static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 	err = ib_post_send(con->c.qp, first, NULL);
 	if (!err) {
 		con->rsp_posts++;
-		clear_bit_unlock(0, &op->busy);
+		rtrs_srv_op_end(con_to_path(con), op);
 	} else if (signal) {
 		atomic_dec(&con->rsp_inflight);
 		con->rsp_unsig = con->rsp_batch - 1;
@@ -408,7 +436,7 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 	err = rtrs_srv_post_rsp_wrs(con, op, first, &w.rsp.wr);
 	if (err) {
 		rtrs_srv_sq_put(con);
-		clear_bit_unlock(0, &op->busy);
+		rtrs_srv_op_end(path, op);
 	}
 	if (err && err != -ESHUTDOWN) {
 		pr_err_ratelimited("%s: posting an answer failed: %d\n",
@@ -688,17 +716,16 @@ static void rtrs_srv_process_io(struct rtrs_srv_con *con, u32 id, u32 off)
 				    rtrs_srv_max_io_size(sess->chunk_size),
 				    &io);
 	if (err) {
-		clear_bit(0, &op->busy);
+		rtrs_srv_op_end(path, op);
 		rtrs_srv_violation(path, "malformed IO header in chunk %u at %u: %pe",
 				   id, off, ERR_PTR(err));
 		return;
 	}
 	if (!percpu_ref_tryget_live(&path->ops_ref)) {
-		clear_bit(0, &op->busy);
+		rtrs_srv_op_end(path, op);
 		return;
 	}
 
-	op->con = con;
 	op->dir = io.dir;
 	op->sg_cnt = io.sg_cnt;
 	op->desc = io.desc;
@@ -724,7 +751,7 @@ static void rtrs_srv_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 	u32 id = chunk - path->chunks;
 
 	if (!rtrs_srv_wc_ok(path, wc, "LOCAL_INV of a chunk")) {
-		clear_bit(0, &path->ops[id].busy);
+		rtrs_srv_op_end(path, &path->ops[id]);
 		return;
 	}
 	rtrs_srv_process_io(con, id, chunk->inv_off);
@@ -747,12 +774,129 @@ static int rtrs_srv_inv_chunk(struct rtrs_srv_con *con, u32 id, u32 off)
 	return ib_post_send(con->c.qp, &wr, NULL);
 }
 
+/*
+ * Post the LOCAL_INV of a request handed its chunk, unless the
+ * connection is being drained: a post after the drain would complete
+ * into a connection being freed, with the chunk still owned.
+ */
+static int rtrs_srv_inv_handed(struct rtrs_srv_op *op)
+{
+	struct rtrs_srv_con *con = op->con;
+	unsigned long flags;
+	int err;
+
+	spin_lock_irqsave(&con->rsp_post_lock, flags);
+	err = con->rsp_stopped ? -ESHUTDOWN :
+	      rtrs_srv_inv_chunk(con, op->msg_id, op->off);
+	spin_unlock_irqrestore(&con->rsp_post_lock, flags);
+	return err;
+}
+
+/*
+ * Run @op, which owns its chunk: straight to the checks and the user, or
+ * with always-invalidate after the LOCAL_INV of the chunk, whose
+ * completion goes on (rtrs_srv_inv_done()).  @handed: @op waited for the
+ * chunk and runs from its work.  A LOCAL_INV not posted ends @op, and
+ * fails the path unless its connection is being drained.
+ */
+static void rtrs_srv_run_io(struct rtrs_srv_op *op, bool handed)
+{
+	struct rtrs_srv_con *con = op->con;
+	struct rtrs_srv_path *path = con_to_path(con);
+	int err;
+
+	if (!path->always_invalidate) {
+		rtrs_srv_process_io(con, op->msg_id, op->off);
+		return;
+	}
+	err = handed ? rtrs_srv_inv_handed(op) :
+	      rtrs_srv_inv_chunk(con, op->msg_id, op->off);
+	if (!err)
+		return;
+	rtrs_srv_op_end(path, op);
+	if (err == -ESHUTDOWN)
+		return;
+	pr_err_ratelimited("%s: posting LOCAL_INV failed: %d\n",
+			   path->s.sessname, err);
+	rtrs_srv_close_path(path);
+}
+
+/**
+ * rtrs_srv_run_handed() - run a request that waited for its chunk
+ * @work: &rtrs_srv_op.run_work of a request that has just been handed
+ *	its chunk (rtrs_srv_chunk_give_up())
+ *
+ * The request is handled as if it had just come: checked and given to
+ * the user, after its LOCAL_INV with always-invalidate.  On a path no
+ * longer connected it is dropped instead, unseen by the user.
+ *
+ * Context: process context, on rtrs_srv_wq.
+ */
+static void rtrs_srv_run_handed(struct work_struct *work)
+{
+	struct rtrs_srv_op *op = container_of(work, struct rtrs_srv_op,
+					      run_work);
+	struct rtrs_srv_path *path = con_to_path(op->con);
+
+	if (rtrs_srv_path_state(path) != RTRS_SRV_CONNECTED) {
+		rtrs_srv_op_end(path, op);
+		return;
+	}
+	rtrs_srv_run_io(op, true);
+}
+
+/**
+ * rtrs_srv_end_handed() - end the requests of a closing path that wait
+ * @path: path whose connections are drained, so that no request of it
+ *	comes any more
+ *
+ * A request waiting for a chunk that a request of another path owns is
+ * dropped: it never reaches the user, and gives up nothing, since it owns
+ * nothing.  One handed its chunk whose work has not run yet is ended
+ * here, passing the chunk on; a work running is waited for.  Afterwards
+ * no work of @path is queued or running, and none can be queued again.
+ *
+ * Context: process context.
+ */
+void rtrs_srv_end_handed(struct rtrs_srv_path *path)
+{
+	u32 i;
+
+	for (i = 0; i < path->sess->queue_depth; i++) {
+		struct rtrs_srv_op *op = &path->ops[i];
+
+		if (rtrs_srv_chunk_unwait(path->sess, op) ||
+		    cancel_work_sync(&op->run_work))
+			rtrs_srv_op_end(path, op);
+	}
+}
+
+/**
+ * rtrs_srv_end_orphans() - end the requests a closed path still holds
+ * @path: path whose connections are destroyed, whose user answered all
+ *	it took, and that has no request waiting (rtrs_srv_end_handed())
+ *
+ * What is left is a request whose LOCAL_INV was posted as the
+ * connection was being drained, and whose completion was lost with the
+ * connection: its chunk is passed on all the same.
+ *
+ * Context: process context.
+ */
+void rtrs_srv_end_orphans(struct rtrs_srv_path *path)
+{
+	u32 i;
+
+	for (i = 0; i < path->sess->queue_depth; i++)
+		if (test_bit(0, &path->ops[i].busy))
+			rtrs_srv_op_end(path, &path->ops[i]);
+}
+
 /* An IO request rtrs_srv_admit() let through. */
 static void rtrs_srv_io_req(struct rtrs_srv_con *con, u32 payload)
 {
 	struct rtrs_srv_path *path = con_to_path(con);
+	struct rtrs_srv_op *op;
 	u32 id, off;
-	int err;
 
 	if (rtrs_srv_check_io_req(payload, path->off_bits,
 				  path->sess->queue_depth,
@@ -761,21 +905,17 @@ static void rtrs_srv_io_req(struct rtrs_srv_con *con, u32 payload)
 				   id, off);
 		return;
 	}
-	if (test_and_set_bit(0, &path->ops[id].busy)) {
+	op = &path->ops[id];
+	if (test_and_set_bit(0, &op->busy)) {
 		rtrs_srv_violation(path, "IO request for busy chunk %u", id);
 		return;
 	}
-	if (!path->always_invalidate) {
-		rtrs_srv_process_io(con, id, off);
+	op->con = con;
+	op->off = off;
+	/* Owned by a request of another path: run when handed the chunk. */
+	if (!rtrs_srv_chunk_take(path->sess, op))
 		return;
-	}
-	err = rtrs_srv_inv_chunk(con, id, off);
-	if (err) {
-		clear_bit(0, &path->ops[id].busy);
-		pr_err_ratelimited("%s: posting LOCAL_INV failed: %d\n",
-				   path->s.sessname, err);
-		rtrs_srv_close_path(path);
-	}
+	rtrs_srv_run_io(op, false);
 }
 
 static void rtrs_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc)

@@ -573,8 +573,9 @@ static void rtrs_srv_stop_works(struct rtrs_srv_path *path)
 
 /*
  * The one teardown of a path: stop the heartbeats, disconnect and drain
- * every connection, wait until the user answered every request it took,
- * tell the user when this was the session's last path up, and free.
+ * every connection, drop its requests that wait for a chunk, wait until
+ * the user answered every request it took, tell the user when this was
+ * the session's last path up, pass on any chunk it still owns, and free.
  */
 static void rtrs_srv_close_work(struct work_struct *work)
 {
@@ -600,9 +601,11 @@ static void rtrs_srv_close_work(struct work_struct *work)
 	mutex_unlock(&sess->sysfs_mutex);
 	percpu_ref_kill(&path->ops_ref);
 	rtrs_srv_drop_all_waiting(path);
+	rtrs_srv_end_handed(path);
 	wait_for_completion(&path->ops_done);
 	rtrs_srv_path_down(path);
 	rtrs_srv_destroy_cons(path);
+	rtrs_srv_end_orphans(path);
 
 	mutex_lock(&sess->paths_mutex);
 	list_del(&path->entry);

@@ -46,14 +46,19 @@ struct rtrs_srv_cpu_stats {
  *	&rtrs_srv_ops.rdma_ev is called; constant until the answer.
  * @con: connection the request came in on, and the answer goes out on
  * @msg_id: chunk of the request; the answer carries it back
+ * @off: offset of the request's header in the chunk
  * @status: answer kept while the answer waits for send queue room
- * @busy: bit 0 is set from the arrival of the request until its answer is
- *	posted (cleared after the post, see rtrs_srv_post_rsp_wrs()) or
- *	dropped; a second request for a busy chunk is a protocol violation
+ * @busy: bit 0 is set from the arrival of the request until it ends: its
+ *	answer posted (cleared after the post, see rtrs_srv_post_rsp_wrs())
+ *	or the request dropped; a second request for the chunk on the same
+ *	path meanwhile is a protocol violation.  See rtrs_srv_op_end().
  * @need_inval: the client asked for SEND WITH INVALIDATE of @desc.key
  * @sg_cnt: descriptors of a READ, 0 or 1
  * @desc: copy of the READ descriptor, validated
  * @wait_entry: in &rtrs_srv_con.rsp_wait_list while the answer waits
+ * @chunk_entry: in &rtrs_srv_chunk_owner.waiting while the request waits
+ *	for a request of another path to give up the chunk
+ * @run_work: runs the request once it has been handed the chunk
  *
  * The handle &rtrs_srv_ops.rdma_ev gives the user and the user gives back
  * to rtrs_srv_resp_rdma().  One per chunk and path.
@@ -62,12 +67,35 @@ struct rtrs_srv_op {
 	int			dir;
 	struct rtrs_srv_con	*con;
 	u32			msg_id;
+	u32			off;
 	int			status;
 	unsigned long		busy;
 	bool			need_inval;
 	u16			sg_cnt;
 	struct rtrs_sg_desc	desc;
 	struct list_head	wait_entry;
+	struct list_head	chunk_entry;
+	struct work_struct	run_work;
+};
+
+/**
+ * struct rtrs_srv_chunk_owner - which request works on a session chunk
+ * @lock: protects @owner and @waiting; taken with interrupts off, since
+ *	requests end in any context
+ * @owner: the request, of any path, that owns the chunk from its arrival
+ *	until it ends; NULL while the chunk is free
+ * @waiting: requests of other paths for the chunk, by
+ *	&rtrs_srv_op.chunk_entry, in the order they came; the first is
+ *	handed the chunk when @owner ends
+ *
+ * A session's chunks are shared by all its paths: this keeps a request
+ * that a client sent again on another path from running on a chunk while
+ * the first one still works on it (rtrs-srv-chunk.c).
+ */
+struct rtrs_srv_chunk_owner {
+	spinlock_t		lock;		/* owner, waiting */
+	struct rtrs_srv_op	*owner;
+	struct list_head	waiting;
 };
 
 /**
@@ -155,6 +183,8 @@ struct rtrs_srv_ctx {
  * @queue_depth: number of chunks
  * @chunk_size: bytes per chunk, a power of two
  * @chunks: the chunks, allocated once for the session's lifetime
+ * @owners: for each chunk, the request that owns it and those that wait
+ *	for it; allocated with @chunks
  * @sysfs_mutex: serialises adding and removing the sysfs directories of
  *	the session and its paths; protects @sysfs
  * @sysfs: the session's sysfs directory, from its first path up
@@ -173,6 +203,7 @@ struct rtrs_srv_sess {
 	u32			queue_depth;
 	u32			chunk_size;
 	struct page		**chunks;
+	struct rtrs_srv_chunk_owner *owners;
 	/* adding and removing sysfs directories; protects @sysfs */
 	struct mutex		sysfs_mutex;
 	struct rtrs_srv_sess_dev *sysfs;
@@ -429,6 +460,10 @@ struct ib_reg_wr *rtrs_srv_reg_chunks_wrs(struct rtrs_srv_path *path,
 					  struct ib_cqe *cqe);
 void rtrs_srv_fill_chunk_descs(struct rtrs_srv_path *path,
 			       struct rtrs_sg_desc *desc);
+bool rtrs_srv_chunk_take(struct rtrs_srv_sess *sess, struct rtrs_srv_op *op);
+void rtrs_srv_chunk_give_up(struct rtrs_srv_sess *sess,
+			    struct rtrs_srv_op *op);
+bool rtrs_srv_chunk_unwait(struct rtrs_srv_sess *sess, struct rtrs_srv_op *op);
 
 /* rtrs-srv-io.c */
 int rtrs_srv_alloc_ops(struct rtrs_srv_path *path);
@@ -436,6 +471,8 @@ void rtrs_srv_free_ops(struct rtrs_srv_path *path);
 void rtrs_srv_init_con_cqes(struct rtrs_srv_con *con);
 int rtrs_srv_post_recvs(struct rtrs_srv_con *con, unsigned int n);
 void rtrs_srv_drop_waiting(struct rtrs_srv_con *con);
+void rtrs_srv_end_handed(struct rtrs_srv_path *path);
+void rtrs_srv_end_orphans(struct rtrs_srv_path *path);
 void rtrs_srv_stop_answers(struct rtrs_srv_con *con);
 bool rtrs_srv_wc_ok(struct rtrs_srv_path *path, struct ib_wc *wc,
 		    const char *what);

@@ -226,6 +226,23 @@ static const struct attribute_group *rtrs_srv_path_groups[] = {
 
 /* ---- creation and removal --------------------------------------------- */
 
+/*
+ * Is @dev taken, as a session of the class when @parent is NULL, else as
+ * a path below @parent?  device_add() of a name taken would fail with
+ * -EEXIST as well, but with a stack dump in the log, which a client can
+ * cause: a session of the name of one still closing, or two paths of one
+ * session between the same addresses.
+ */
+static bool rtrs_srv_name_taken(struct device *parent, struct device *dev)
+{
+	struct device *found;
+
+	found = parent ? device_find_child_by_name(parent, dev_name(dev)) :
+		class_find_device_by_name(&rtrs_srv_class, dev_name(dev));
+	put_device(found);
+	return found;
+}
+
 static int rtrs_srv_sess_dev_add(struct rtrs_srv_sess *sess, const char *name)
 {
 	struct rtrs_srv_sess_dev *sd;
@@ -242,6 +259,8 @@ static int rtrs_srv_sess_dev_add(struct rtrs_srv_sess *sess, const char *name)
 	sd->paths_dev.release = rtrs_srv_paths_dev_release;
 
 	err = dev_set_name(&sd->dev, "%s", name);
+	if (!err && rtrs_srv_name_taken(NULL, &sd->dev))
+		err = -EEXIST;
 	if (!err)
 		err = rtrs_fault_inject() ? -ENOMEM : device_add(&sd->dev);
 	if (err)
@@ -324,6 +343,8 @@ int rtrs_srv_sysfs_path_add(struct rtrs_srv_path *path)
 	pd->dev.groups = rtrs_srv_path_groups;
 	pd->dev.release = rtrs_srv_path_dev_release;
 	err = rtrs_srv_path_dev_name(path, &pd->dev);
+	if (!err && rtrs_srv_name_taken(pd->dev.parent, &pd->dev))
+		err = -EEXIST;
 	if (!err)
 		err = rtrs_fault_inject() ? -ENOMEM : device_add(&pd->dev);
 	if (err) {

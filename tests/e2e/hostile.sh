@@ -91,19 +91,35 @@ good_client() {
 	return $rc
 }
 
-# peer_case CASE MIN: the peer's case passes, the server is back to the
-# good session alone, the log grew by MIN to MAX_LINES lines, and the
-# good client is still served.
+# peer_case CASE MIN [HOLD]: the peer's case (given HOLD seconds) passes,
+# the server is back to the good session alone, the log grew by MIN to
+# MAX_LINES lines, and the good client is still served.
 peer_case() {
 	local before after
 	before=$(rtrs_lines)
-	peer client "$PAIR_B" "$PAIR_A" 1234 "$1" || return 1
+	peer client "$PAIR_B" "$PAIR_A" 1234 "$1" ${3:+"$3"} || return 1
 	wait_for 30 server_idle || { ls "$SRV"; qps; return 1; }
 	after=$(rtrs_lines)
 	echo "rtrs log lines: $((after - before))"
 	[ $((after - before)) -ge "$2" ] && [ $((after - before)) -le "$MAX_LINES" ] ||
 		{ dmesg | tail -n $((after - before)); return 1; }
 	served
+}
+
+# shared_chunk: one session of two paths asks for one chunk on both at
+# once, a held write on the first path and a read on the second (see
+# "shared-chunk" in rtrs-peer.c), with the test server holding the write
+# 2 s: the read runs only once the write has ended, the write stores
+# what its client wrote, nothing is logged, and the good client is
+# served.
+LATE_MS=/sys/module/rtrs_test_srv/parameters/late_ms
+shared_chunk() {
+	local old rc=0
+	old=$(cat "$LATE_MS")
+	echo 2000 >"$LATE_MS"
+	peer_case shared-chunk 0 2 || rc=1
+	echo "$old" >"$LATE_MS"
+	return $rc
 }
 
 # partial_held: while connection 1 of 2 is held open, a new session
@@ -412,6 +428,7 @@ check "a good client opens a session for part A" good_start
 IDLE_SESS=rtrs-test-clt
 IDLE_QPS=$(qps)
 check "the peer's well-formed WRITE is answered" peer_case good-io 0
+check "paths of a session run one request a chunk at a time" shared_chunk
 
 # Connect requests the server must reject.
 for c in ${HOSTILE_REQ_CASES:-bad-magic bad-version cid-ge-num cid-num-0 \

@@ -6,7 +6,10 @@
  *   rtrs-peer server ADDR PORT CASE
  *
  * As a client, each CASE is one protocol violation (or, for "good-io",
- * "ooo" and "hb-con", a legal oddity that must be served).  The exit
+ * "ooo" and "hb-con", a legal oddity that must be served; "shared-chunk"
+ * opens a session of two paths and checks that the server runs no two
+ * requests on one chunk at once, HOLD_SECONDS being the test server's
+ * late_ms in seconds).  The exit
  * status says whether the server reacted as the protocol requires: 0 when
  * it did (rejected the connect request, closed the connection, or served
  * a legal request), 1 when it did not, 2 when the peer itself failed.
@@ -144,6 +147,8 @@ static struct peer {
 	/* From the server. */
 	unsigned int		queue_depth, chunk_size, chunks;
 	struct sg_desc		desc[65536];
+	/* A second path's, in slots 2 and 3 ("shared-chunk"). */
+	struct sg_desc		desc2[65536];
 	unsigned int		hold;
 	/* Server side: the listener and the last connect request. */
 	struct con		lcon;
@@ -435,14 +440,14 @@ static void name_req(struct info_req *req, const char *name)
 	snprintf((char *)req->pathname, sizeof(req->pathname), "%s", name);
 }
 
-/* Receive the INFO_RSP on connection 0 and keep its descriptors. */
-static int recv_info_rsp(void)
+/* Receive the INFO_RSP on @c, a connection 0, into @desc. */
+static int recv_info_rsp_on(struct con *c, struct sg_desc *desc)
 {
 	const struct info_rsp *rsp = (const void *)P.buf;
 	struct ibv_wc wc;
 	unsigned int i;
 
-	while (poll_one(&P.con[0], &wc, WAIT_MS) == IBV_WC_SUCCESS) {
+	while (poll_one(c, &wc, WAIT_MS) == IBV_WC_SUCCESS) {
 		if (wc.opcode != IBV_WC_RECV)
 			continue;
 		if (le16toh(rsp->type) != MSG_INFO_RSP ||
@@ -452,18 +457,24 @@ static int recv_info_rsp(void)
 		}
 		P.chunks = le16toh(rsp->sg_cnt);
 		for (i = 0; i < P.chunks; i++) {
-			P.desc[i].addr = le64toh(rsp->desc[i].addr);
-			P.desc[i].key = le32toh(rsp->desc[i].key);
-			P.desc[i].len = le32toh(rsp->desc[i].len);
+			desc[i].addr = le64toh(rsp->desc[i].addr);
+			desc[i].key = le32toh(rsp->desc[i].key);
+			desc[i].len = le32toh(rsp->desc[i].len);
 		}
-		P.chunk_size = P.chunks ? P.desc[0].len : 0;
-		P.queue_depth = le16toh(P.con[0].rsp.queue_depth);
+		P.chunk_size = P.chunks ? desc[0].len : 0;
+		P.queue_depth = le16toh(c->rsp.queue_depth);
 		say("session up: %u chunks of %u bytes, queue depth %u",
 		    P.chunks, P.chunk_size, P.queue_depth);
 		return 0;
 	}
 	say("no INFO_RSP");
 	return -1;
+}
+
+/* Receive the INFO_RSP on connection 0 and keep its descriptors. */
+static int recv_info_rsp(void)
+{
+	return recv_info_rsp_on(&P.con[0], P.desc);
 }
 
 /* A whole session: all connections, INFO_REQ, INFO_RSP. */
@@ -853,6 +864,260 @@ static int case_io(const char *name)
 	if (send_sync(c, IBV_WR_RDMA_WRITE_WITH_IMM, v, 0, 0, 0, 0))
 		say("immediate not acknowledged");
 	return expect_closed(WAIT_MS);
+}
+
+/* ---- two paths, one chunk ------------------------------------------- */
+
+/*
+ * The test server's user message (tests/user/rtrs-test.h): 32 bytes,
+ * little-endian, no pattern after it, so its checksum is that of nothing.
+ */
+#define TEST_MAGIC		0x52545354
+#define TEST_OP_STORE		1
+#define TEST_OP_FETCH		2
+#define TEST_OP_LATE		5
+#define TEST_CSUM_NONE		0x12345678
+
+struct test_msg {
+	__u32	magic;
+	__u32	op;
+	__u64	off;
+	__u32	len;
+	__u32	err;
+	__u32	usr_len;
+	__u32	usr_csum;
+};
+
+#define SC_CHUNK	5		/* the chunk both paths ask for */
+#define SC_LEN		4096		/* data of each IO */
+#define SC_X		(1024 << 10)	/* store offset path 1 writes, held */
+#define SC_Y		(2 << 20)	/* store offset path 2 reads */
+#define SC_READ_TO	(768 << 10)	/* where READ data lands in P.buf */
+
+static unsigned char pattern(unsigned char seed, size_t i)
+{
+	return seed + i * 13;
+}
+
+static int holds_pattern(const unsigned char *p, unsigned char seed)
+{
+	size_t i;
+
+	for (i = 0; i < SC_LEN; i++)
+		if (p[i] != pattern(seed, i))
+			return 0;
+	return 1;
+}
+
+/*
+ * Post an IO of the test server on @c into chunk @id of @desc: built at
+ * @at in the send area as the chunk will hold it (data, user message,
+ * header), it goes out whole for a WRITE of @seed's pattern; for a READ
+ * only from the user message on, the data area being the server's to
+ * fill, with P.buf + SC_READ_TO as the READ's destination.
+ */
+static int post_test_io(struct con *c, const struct sg_desc *desc, __u32 id,
+			__u32 op, __u64 off, size_t at, unsigned char seed)
+{
+	char *img = P.buf + SEND_OFF + at;
+	struct test_msg msg = {
+		.magic = htole32(TEST_MAGIC),
+		.op = htole32(op),
+		.off = htole64(off),
+		.len = htole32(SC_LEN),
+		.usr_len = htole32(sizeof(msg)),
+		.usr_csum = htole32(TEST_CSUM_NONE),
+	};
+	__u32 hdr_off = SC_LEN + sizeof(msg);
+	size_t i, start = 0, end;
+
+	memcpy(img + SC_LEN, &msg, sizeof(msg));
+	if (op == TEST_OP_FETCH) {
+		struct rdma_read_hdr h = {
+			.type = htole16(MSG_READ),
+			.usr_len = htole16(sizeof(msg)),
+			.sg_cnt = htole16(1),
+		};
+
+		h.desc[0].addr = htole64((uintptr_t)P.buf + SC_READ_TO);
+		h.desc[0].key = htole32(P.mr->rkey);
+		h.desc[0].len = htole32(SC_LEN);
+		memcpy(img + hdr_off, &h, sizeof(h));
+		memset(P.buf + SC_READ_TO, 0, SC_LEN);
+		start = SC_LEN;
+		end = hdr_off + offsetof(struct rdma_read_hdr, desc[1]);
+	} else {
+		for (i = 0; i < SC_LEN; i++)
+			img[i] = pattern(seed, i);
+		write_hdr(at + hdr_off, sizeof(msg));
+		end = hdr_off + 4;
+	}
+	return post_send(c, IBV_WR_RDMA_WRITE_WITH_IMM, io_imm(id, hdr_off),
+			 at + start, end - start, desc[id].addr + start,
+			 desc[id].key, 1);
+}
+
+/*
+ * Take the completions of @c: 1 once the answer for chunk @id came (with
+ * errno 0 in @err), 0 while not, -1 on a failed completion.
+ */
+static int test_io_answered(struct con *c, __u32 id, unsigned int *err)
+{
+	struct ibv_wc wc;
+	__u32 v;
+
+	while (ibv_poll_cq(c->cq, 1, &wc) == 1) {
+		if (wc.status != IBV_WC_SUCCESS) {
+			say("completion failed: %s",
+			    ibv_wc_status_str(wc.status));
+			return -1;
+		}
+		if (!(wc.opcode & IBV_WC_RECV) ||
+		    !(wc.wc_flags & IBV_WC_WITH_IMM))
+			continue;
+		v = be32toh(wc.imm_data);
+		if ((v >> IMM_PAYLOAD_BITS == IMM_IO_RSP ||
+		     v >> IMM_PAYLOAD_BITS == IMM_IO_RSP_W_INV) &&
+		    (v & ((1u << 19) - 1)) == id) {
+			*err = (v >> 19) & 511;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* One IO of the test server, answered with errno 0 within WAIT_MS. */
+static int test_io(struct con *c, const struct sg_desc *desc, __u32 id,
+		   __u32 op, __u64 off, unsigned char seed)
+{
+	long end = now_ms() + WAIT_MS;
+	unsigned int err;
+	int r;
+
+	if (post_test_io(c, desc, id, op, off, 0, seed))
+		return -1;
+	while ((r = test_io_answered(c, id, &err)) == 0 && now_ms() < end)
+		usleep(1000);
+	if (r == 1 && !err)
+		return 0;
+	say(r == 1 ? "chunk %u answered, errno %u" : "no answer for chunk %u",
+	    id, err);
+	return -1;
+}
+
+/*
+ * A second path of the session, in slots 2 and 3: a sess_uuid of its own,
+ * the same session name.
+ */
+static int second_path_up(void)
+{
+	struct info_req req;
+	struct conn_req cr;
+	unsigned int cid;
+
+	random_uuid(P.sess_uuid);
+	for (cid = 0; cid < 2; cid++) {
+		fill_req(&cr, cid, 2);
+		if (connect_raw(2 + cid, &cr, sizeof(cr)))
+			return -1;
+	}
+	name_req(&req, "peer");
+	send_info_req(&P.con[2], &req, sizeof(req));
+	return recv_info_rsp_on(&P.con[2], P.desc2);
+}
+
+/*
+ * Wait for the answers of the held write (path 1, connection 1) and of
+ * the READ (path 2, connection 1, slot 3), noting when each came.
+ */
+static int shared_answers(long *t1, long *t2)
+{
+	long end = now_ms() + WAIT_MS;
+	unsigned int e1 = 0, e2 = 0;
+	int r;
+
+	*t1 = *t2 = 0;
+	while ((!*t1 || !*t2) && now_ms() < end) {
+		r = *t1 ? 0 : test_io_answered(&P.con[1], SC_CHUNK, &e1);
+		if (r < 0)
+			return -1;
+		if (r)
+			*t1 = now_ms();
+		r = *t2 ? 0 : test_io_answered(&P.con[3], SC_CHUNK, &e2);
+		if (r < 0)
+			return -1;
+		if (r)
+			*t2 = now_ms();
+		usleep(1000);
+	}
+	if (!*t1 || !*t2 || e1 || e2) {
+		say("answers: path 1 %s (errno %u), path 2 %s (errno %u)",
+		    *t1 ? "came" : "missing", e1, *t2 ? "came" : "missing", e2);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * "shared-chunk": one session, two paths.  Path 1 writes pattern A for
+ * store offset X into chunk N as a LATE write, which the test server
+ * holds late_ms (P.hold seconds) and stores from the chunk only when it
+ * answers; at once path 2 READs store offset Y, holding pattern B,
+ * through the same chunk N, as a client does that failed a request over.
+ * The server must run path 2's request only once path 1's has ended: its
+ * answer comes after path 1's, most of late_ms later, with B; and the
+ * chunk still held A when the held write was stored, so X reads back A.
+ * A server that runs both at once puts B into the chunk first: X then
+ * holds B.
+ */
+static int case_shared_chunk(void)
+{
+	long t0, t1, t2, late_ms = P.hold * 1000L;
+	int bad = 0;
+
+	if (session_up(2) || second_path_up())
+		return 2;
+	say("two paths up");
+	if (test_io(&P.con[1], P.desc, SC_CHUNK + 1, TEST_OP_STORE, SC_Y,
+		    0xb0))
+		return 2;
+
+	t0 = now_ms();
+	if (post_test_io(&P.con[1], P.desc, SC_CHUNK, TEST_OP_LATE, SC_X, 0,
+			 0xa0) ||
+	    post_test_io(&P.con[3], P.desc2, SC_CHUNK, TEST_OP_FETCH, SC_Y,
+			 64 << 10, 0))
+		return 2;
+	if (shared_answers(&t1, &t2))
+		return 1;
+	say("chunk %u: path 1 answered after %ld ms, path 2 after %ld ms",
+	    SC_CHUNK, t1 - t0, t2 - t0);
+	if (t2 < t1 || t2 - t0 < late_ms * 3 / 4) {
+		say("path 2's request ran while path 1's held the chunk");
+		bad = 1;
+	}
+	if (!holds_pattern((unsigned char *)P.buf + SC_READ_TO, 0xb0)) {
+		say("path 2 read wrong data at Y");
+		bad = 1;
+	}
+
+	if (test_io(&P.con[1], P.desc, SC_CHUNK + 2, TEST_OP_FETCH, SC_X, 0))
+		return 2;
+	if (!holds_pattern((unsigned char *)P.buf + SC_READ_TO, 0xa0)) {
+		say("X does not hold what path 1 wrote: %s",
+		    holds_pattern((unsigned char *)P.buf + SC_READ_TO, 0xb0) ?
+		    "it holds path 2's pattern" : "it holds something else");
+		bad = 1;
+	}
+	if (test_io(&P.con[1], P.desc, SC_CHUNK + 3, TEST_OP_FETCH, SC_Y, 0))
+		return 2;
+	if (!holds_pattern((unsigned char *)P.buf + SC_READ_TO, 0xb0)) {
+		say("Y does not hold its pattern");
+		bad = 1;
+	}
+	if (!bad)
+		say("X holds A, Y holds B");
+	return bad;
 }
 
 /* A heartbeat on a connection other than 0 is legal and answered. */
@@ -1385,6 +1650,8 @@ static int run_case(const char *name)
 		return case_hb_con();
 	if (!strcmp(name, "flood"))
 		return case_flood();
+	if (!strcmp(name, "shared-chunk"))
+		return case_shared_chunk();
 	r = case_io(name);
 	if (r < 0) {
 		say("unknown case %s", name);
