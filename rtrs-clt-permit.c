@@ -11,9 +11,11 @@
  * but the failed path's server side may still run the first copy (a slow
  * disk holding a bio built on the chunk's pages) after the second one
  * completed and the permit was used again: the old operation would then
- * store or overwrite the new request's data.  So the request moves to
- * another chunk, and its old one stays in the failed path's quarantine,
- * withheld from the user, until that path connects again: a server
+ * store or overwrite the new request's data.  So the request, sent again
+ * in its own chunk (a server of ours runs the second copy after the
+ * first), moves to another chunk when it completes, and its old one stays
+ * in the failed path's quarantine, withheld from the user, until that
+ * path connects again: a server
  * accepts a path only once the earlier path of the same client address
  * (mainline) or session path (ours) is gone, with all its operations.
  * The chunks to move to come from a reserve of permits never given to

@@ -236,7 +236,7 @@ struct rtrs_clt_con {
  * @data_len: bytes of data
  * @usr_len: bytes of user message
  * @permit: the permit the request was sent with; a failover sends it
- *	again with the same permit, in another chunk, on another path
+ *	again with the same permit and chunk on another path
  * @priv: the user's pointer for @conf
  * @conf: the user's completion callback
  * @sent_at: jiffies when the request was posted

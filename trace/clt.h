@@ -95,26 +95,28 @@ TRACE_EVENT(rtrs_clt_submit,
 		      __entry->usr_len)
 );
 
-TRACE_EVENT(rtrs_clt_quarantine,
-	    TP_PROTO(const struct rtrs_clt_path *path, u32 msg_id),
-	    TP_ARGS(path, msg_id),
-	    TP_STRUCT__entry(__string(sess, path->s.sessname)
-			     __field(u32, msg_id)),
-	    TP_fast_assign(__assign_str(sess, path->s.sessname);
-			   __entry->msg_id = msg_id;),
-	    TP_printk("%s: id %u quarantined", __get_str(sess),
-		      __entry->msg_id)
+/* A path's quarantine: one id that joins it, or how many leave at its end. */
+DECLARE_EVENT_CLASS(rtrs_clt_quarantine_class,
+		    TP_PROTO(const struct rtrs_clt_path *path, u32 val),
+		    TP_ARGS(path, val),
+		    TP_STRUCT__entry(__string(sess, path->s.sessname)
+				     __field(u32, val)),
+		    TP_fast_assign(__assign_str(sess, path->s.sessname);
+				   __entry->val = val;),
+		    TP_printk("%s: id %u quarantined", __get_str(sess),
+			      __entry->val)
 );
 
-TRACE_EVENT(rtrs_clt_quarantine_end,
-	    TP_PROTO(const struct rtrs_clt_path *path, u32 n),
-	    TP_ARGS(path, n),
-	    TP_STRUCT__entry(__string(sess, path->s.sessname)
-			     __field(u32, n)),
-	    TP_fast_assign(__assign_str(sess, path->s.sessname);
-			   __entry->n = n;),
-	    TP_printk("%s: quarantine of %u ids over", __get_str(sess),
-		      __entry->n)
+DEFINE_EVENT(rtrs_clt_quarantine_class, rtrs_clt_quarantine,
+	     TP_PROTO(const struct rtrs_clt_path *path, u32 val),
+	     TP_ARGS(path, val)
+);
+
+DEFINE_EVENT_PRINT(rtrs_clt_quarantine_class, rtrs_clt_quarantine_end,
+		   TP_PROTO(const struct rtrs_clt_path *path, u32 val),
+		   TP_ARGS(path, val),
+		   TP_printk("%s: quarantine of %u ids over", __get_str(sess),
+			     __entry->val)
 );
 
 TRACE_EVENT(rtrs_clt_complete,
