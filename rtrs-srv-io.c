@@ -775,11 +775,32 @@ static int rtrs_srv_inv_chunk(struct rtrs_srv_con *con, u32 id, u32 off)
 }
 
 /*
- * Post the LOCAL_INV of a request handed its chunk, unless the
- * connection is being drained: a post after the drain would complete
- * into a connection being freed, with the chunk still owned.
+ * Answer a heartbeat that came in on any connection of @path, connected
+ * (so connection 0, where the ack goes, exists).  Like an answer, the ack
+ * is posted under connection 0's @rsp_post_lock and not at all once that
+ * connection is stopped: the close drains connection 0 before the others,
+ * and an ack posted after that drain would complete into a freed
+ * connection.
  */
-static int rtrs_srv_inv_handed(struct rtrs_srv_op *op)
+static void rtrs_srv_send_hb_ack(struct rtrs_srv_path *path)
+{
+	struct rtrs_srv_con *con0 = to_srv_con(path->s.con[0]);
+	unsigned long flags;
+
+	spin_lock_irqsave(&con0->rsp_post_lock, flags);
+	if (!con0->rsp_stopped)
+		rtrs_send_hb_ack(&path->s);
+	spin_unlock_irqrestore(&con0->rsp_post_lock, flags);
+}
+
+/*
+ * Post the LOCAL_INV of @op's chunk, unless the connection is being
+ * drained: a post after the drain would complete into a connection being
+ * freed, with the chunk still owned.  A request that waited for its chunk
+ * runs from a work item, not from its connection's completions, so the
+ * drain does not wait for it; one that did not is checked the same way.
+ */
+static int rtrs_srv_inv_op(struct rtrs_srv_op *op)
 {
 	struct rtrs_srv_con *con = op->con;
 	unsigned long flags;
@@ -795,11 +816,10 @@ static int rtrs_srv_inv_handed(struct rtrs_srv_op *op)
 /*
  * Run @op, which owns its chunk: straight to the checks and the user, or
  * with always-invalidate after the LOCAL_INV of the chunk, whose
- * completion goes on (rtrs_srv_inv_done()).  @handed: @op waited for the
- * chunk and runs from its work.  A LOCAL_INV not posted ends @op, and
- * fails the path unless its connection is being drained.
+ * completion goes on (rtrs_srv_inv_done()).  A LOCAL_INV not posted ends
+ * @op, and fails the path unless its connection is being drained.
  */
-static void rtrs_srv_run_io(struct rtrs_srv_op *op, bool handed)
+static void rtrs_srv_run_io(struct rtrs_srv_op *op)
 {
 	struct rtrs_srv_con *con = op->con;
 	struct rtrs_srv_path *path = con_to_path(con);
@@ -809,8 +829,7 @@ static void rtrs_srv_run_io(struct rtrs_srv_op *op, bool handed)
 		rtrs_srv_process_io(con, op->msg_id, op->off);
 		return;
 	}
-	err = handed ? rtrs_srv_inv_handed(op) :
-	      rtrs_srv_inv_chunk(con, op->msg_id, op->off);
+	err = rtrs_srv_inv_op(op);
 	if (!err)
 		return;
 	rtrs_srv_op_end(path, op);
@@ -842,7 +861,7 @@ static void rtrs_srv_run_handed(struct work_struct *work)
 		rtrs_srv_op_end(path, op);
 		return;
 	}
-	rtrs_srv_run_io(op, true);
+	rtrs_srv_run_io(op);
 }
 
 /**
@@ -915,7 +934,7 @@ static void rtrs_srv_io_req(struct rtrs_srv_con *con, u32 payload)
 	/* Owned by a request of another path: run when handed the chunk. */
 	if (!rtrs_srv_chunk_take(path->sess, op))
 		return;
-	rtrs_srv_run_io(op, false);
+	rtrs_srv_run_io(op);
 }
 
 static void rtrs_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -952,8 +971,7 @@ static void rtrs_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		rtrs_srv_io_req(con, rtrs_imm_payload(imm));
 		break;
 	case RTRS_SRV_MSG_HB:
-		/* Connected: connection 0, where the ack goes, exists. */
-		rtrs_send_hb_ack(&path->s);
+		rtrs_srv_send_hb_ack(path);
 		break;
 	case RTRS_SRV_MSG_HB_ACK:
 		rtrs_hb_ack_received(&path->s);

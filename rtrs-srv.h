@@ -227,8 +227,9 @@ struct rtrs_srv_sess {
  *	room (&rtrs_con.sq_wr_avail)
  * @rsp_post_lock: keeps answers posted in the order @rsp_unsig counts
  *	them; taken with interrupts off
- * @rsp_stopped: the path is closing: no answer or flush is posted any
- *	more, so none can follow the drain; under @rsp_post_lock
+ * @rsp_stopped: the path is closing: no answer, flush, chunk LOCAL_INV
+ *	or (on connection 0) heartbeat ack is posted any more, so none can
+ *	follow the drain; under @rsp_post_lock
  * @rsp_unsig: answers posted since the last signaled one or flush
  * @rsp_batch: answers per signaled answer; its completion gives back the
  *	send queue room of all of them
