@@ -90,6 +90,7 @@ for m in rtrs-core rtrs-client rtrs-server \
 	tests/user/rtrs-test-cycles tests/kunit/rtrs-wire-test \
 	tests/kunit/rtrs-addr-test tests/kunit/rtrs-core-test \
 	tests/kunit/rtrs-srv-validate-test tests/kunit/rtrs-clt-validate-test \
+	tests/kunit/rtrs-srv-chunk-test tests/kunit/rtrs-clt-permit-test \
 	tests/kunit/rtrs-session-test; do
 	kos+=("$DIR/$m.ko")
 done
