@@ -106,12 +106,12 @@ peer_case() {
 	served
 }
 
-# shared_chunk: one session of two paths asks for one chunk on both at
-# once, a held write on the first path and a read on the second (see
-# "shared-chunk" in rtrs-peer.c), with the test server holding the write
-# 2 s: the read runs only once the write has ended, the write stores
-# what its client wrote, nothing is logged, and the good client is
-# served.
+# shared_chunk: one session of two paths sends one write into one chunk
+# on both at once, as a client that failed it over does (see
+# "shared-chunk" in rtrs-peer.c), with the test server holding the
+# first 2 s: the second copy runs only once the first has ended, the
+# write stores what its client wrote, nothing is logged, and the good
+# client is served.
 LATE_MS=/sys/module/rtrs_test_srv/parameters/late_ms
 shared_chunk() {
 	local old rc=0
