@@ -7,6 +7,9 @@
 #
 #   phase A: our rtrs-client and rnbd-client -> mainline rtrs-server and
 #            rnbd-server (modprobe'd from the test kernel's modules)
+#   phase C: our rtrs-client and rtrs-test-clt -> mainline rtrs-server
+#            and rtrs-test-srv built on mainline's rtrs.h: a held write
+#            fails its path over (see held_serve)
 #   phase B: mainline rtrs-client and rnbd-client -> our rtrs-server and
 #            rnbd-server
 #
@@ -30,14 +33,19 @@ DONE_B=192.0.2.3
 SWITCHED=192.0.2.1
 SERVER3=192.0.2.5
 CLIENT3=192.0.2.4
+# Phase C: the server's test server is up; the client is done with it.
+HELD_UP=192.0.2.6
+DONE_C=192.0.2.7
 PATH1=ip:$CLIENT@ip:$SERVER
 PATH2=ip:$CLIENT2@ip:$SERVER2
 NULLB=/dev/nullb0
 # The matrix: who is on which side in each phase.
 A="ours client -> mainline server"
 B="mainline client -> ours server"
+C="ours client -> mainline server, a held write"
 
 . "$RTRS_TOP/tests/e2e/rnbd-lib.sh"
+. "$RTRS_TOP/tests/e2e/test-clt-lib.sh"
 
 b=$(rtrs_build_dir)
 F=$RESULTS/fio
@@ -66,22 +74,33 @@ mainline() {
 	[ -d "/sys/module/$1" ] && not ours "$1"
 }
 
-# load_ours SIDE: our rtrs-core and rtrs-SIDE, and the rnbd-SIDE built on
-# them, by path: the mainline modules of the same names must not load.
-load_ours() {
+# load_rtrs_ours SIDE: our rtrs-core and rtrs-SIDE, by path: the mainline
+# modules of the same names must not load.
+load_rtrs_ours() {
 	local m
 	modprobe -a ib_core rdma_cm || return 1
-	for m in rtrs-core "rtrs-$1" "rnbd/rnbd-$1"; do
+	for m in rtrs-core "rtrs-$1"; do
 		insmod "$b/$m.ko" || { echo "insmod $m.ko failed"; return 1; }
 	done
 }
 
-# unload SIDE: rnbd-SIDE, rtrs-SIDE and rtrs-core, ours or mainline.
-unload() {
+# load_ours SIDE: load_rtrs_ours, and the rnbd-SIDE built on them.
+load_ours() {
+	load_rtrs_ours "$1" && insmod "$b/rnbd/rnbd-$1.ko"
+}
+
+# unload_rtrs SIDE: rtrs-SIDE and rtrs-core, ours or mainline.
+unload_rtrs() {
 	local m
-	for m in "rnbd_$1" "rtrs_$1" rtrs_core; do
+	for m in "rtrs_$1" rtrs_core; do
 		rmmod "$m" || { echo "rmmod $m failed"; return 1; }
 	done
+}
+
+# unload SIDE: rnbd-SIDE, then unload_rtrs.
+unload() {
+	rmmod "rnbd_$1" || { echo "rmmod rnbd_$1 failed"; return 1; }
+	unload_rtrs "$1"
 }
 
 # ---- server ------------------------------------------------------------
@@ -119,6 +138,45 @@ serve() {
 		"closed as stalled"
 }
 
+# Phase C.  rtrs-test-srv holds a LATE write 14 s and then stores it from
+# its chunk, as a disk stores a bio's pages when it gets to them.  Our
+# client, with io_timeout_sec at 8 s, fails that write's path over and
+# sends the write again over the other path, in the same chunk.
+# Mainline's server does not order requests for one chunk across paths:
+# it runs the second copy at once (the test server serves a LATE write it
+# has seen before at once), and the request completes while the first
+# copy is still held.  The client then moves the request to a spare chunk
+# and keeps the old one from every later request until the failed path
+# connects again, which mainline's server allows only once the old path,
+# held write included, is gone.  Without that quarantine the chunk is
+# used again within the 14 s, and the held write stores another
+# request's data: the server counts that in ios_clobbered.
+# (Documentation/rtrs.rst, "Failover and chunks".)
+TSP=/sys/module/rtrs_test_srv/parameters
+held_none() {
+	[ "$(cat "$TSP/held_now")" -eq 0 ]
+}
+
+held_serve() {
+	check "$C: load mainline rtrs_server" modprobe rtrs_server
+	check "$C: rtrs_server and rtrs_core are mainline" \
+		eval "mainline rtrs_server && mainline rtrs_core"
+	check "$C: load rtrs-test-srv built on mainline's rtrs.h, holding LATE writes 14 s" \
+		insmod "$b/mainline-users/rtrs-test-srv.ko" late_ms=14000
+	check "$C: announce the test server on the wire" announce "$HELD_UP"
+	check "$C: client done" wait_for 300 answers "$DONE_C"
+	check "$C: the server answered every held write" wait_for 30 held_none
+	figure "$C: server: $(cat "$TSP/ios_late") writes stored late," \
+		"$(cat "$TSP/ios_clobbered") chunks changed under a held write"
+	check "$C: the held write was stored late" \
+		test "$(cat "$TSP/ios_late")" -ge 1
+	check "$C: no held write's chunk changed under it" \
+		test "$(cat "$TSP/ios_clobbered")" -eq 0
+	check "$C: unload rtrs-test-srv" rmmod rtrs-test-srv
+	check "$C: unload mainline rtrs_server" \
+		eval "rmmod rtrs_server && rmmod rtrs_core"
+}
+
 # server_side: phase A with the mainline modules, phase B with ours.
 server_side() {
 	# Memory backed, so that what was written reads back.
@@ -128,6 +186,7 @@ server_side() {
 		eval "mainline rtrs_server && mainline rtrs_core"
 	serve "$A" interop-a "$DONE_A"
 	check "$A: unload mainline rnbd_server" unload server
+	held_serve
 
 	check "$B: load our rtrs-server and rnbd-server" load_ours server
 	check "$B: rtrs_server and rtrs_core are ours" \
@@ -308,6 +367,66 @@ phase() {
 	rnbd_close_unwatch
 }
 
+# Phase C, the client's side: see held_serve.
+TCS=/sys/class/rtrs-client/rtrs-test-clt
+# tstat STAT: STAT summed over the test session's paths.
+tstat() {
+	cat "$TCS"/paths/*/stats/"$1" | awk '{ n += $1 } END { print n + 0 }'
+}
+tstat_above() {
+	[ "$(tstat "$1")" -gt "$2" ]
+}
+t_both_up() {
+	[ "$(cat "$TCS/paths/$PATH1/state")" = connected ] &&
+		[ "$(cat "$TCS/paths/$PATH2/state")" = connected ]
+}
+quarantine_over() {
+	[ "$(tstat quarantined)" -eq 0 ] && t_both_up
+}
+
+# held_write: one LATE write, its failover and its quarantine.
+held_write() {
+	local f0
+	check "$C: io_timeout_sec 8" sh -c "echo 8 > '$TCS/io_timeout_sec'"
+	f0=$(tstat failovers)
+	check "$C: hold the next write" sh -c "echo 1 > '$PARAMS/late_writes'"
+	check "$C: the held write fails its path over" \
+		wait_for 40 tstat_above failovers "$f0"
+	check "$C: a chunk is quarantined" wait_for 10 tstat_above quarantined 0
+	check "$C: the quarantine ends with the failed path back" \
+		wait_for 90 quarantine_over
+	check "$C: io_timeout_sec off again" sh -c "echo 0 > '$TCS/io_timeout_sec'"
+}
+
+held_client() {
+	check "$C: test server up" wait_for 300 answers "$HELD_UP"
+	check "$C: load our rtrs-client" load_rtrs_ours client
+	check "$C: open a session over two paths" retry_until 60 \
+		insmod "$b/tests/user/rtrs-test-clt.ko" paths="$PATH1,$PATH2" \
+		threads=4 nice=19
+	check "$C: both paths connected" wait_for 60 t_both_up
+	check "$C: start verified IO" sh -c "echo 1 > '$PARAMS/run'"
+	check "$C: IO flows" ios_grow 3
+	held_write
+	check "$C: IO goes on over both paths" ios_grow 3
+	check "$C: stop IO" sh -c "echo 0 > '$PARAMS/run'"
+	check "$C: read back every block written" sh -c "echo 1 > '$PARAMS/check'"
+	figure "$C: client: $(counter ios) write-read pairs," \
+		"$(counter io_errors) failed, $(counter verify_errors) read back" \
+		"different; $(counter checked) blocks checked at the end," \
+		"$(counter check_errors) different"
+	check "$C: no IO error" test "$(counter io_errors)" -eq 0
+	check "$C: blocks were read back" test "$(counter checked)" -gt 0
+	# The first copy lands when mainline's server runs it, after the
+	# second: its own block may hold its older data until written again.
+	# Only the server can order that (rtrs.rst); nothing else may differ.
+	check "$C: no block differs but the held write's own" \
+		test "$(( $(counter verify_errors) + $(counter check_errors) ))" -le 1
+	check "$C: unload rtrs-test-clt" rmmod rtrs-test-clt
+	check "$C: unload our rtrs-client" unload_rtrs client
+	check "$C: announce the end on the wire" announce "$DONE_C"
+}
+
 # client_side: phase A with our modules, phase B with the mainline ones.
 client_side() {
 	check "$A: load our rtrs-client and rnbd-client" load_ours client
@@ -316,6 +435,7 @@ client_side() {
 	phase "$A" interop-a
 	check "$A: unload our rnbd-client" unload client
 	check "$A: announce the end on the wire" announce "$DONE_A"
+	held_client
 
 	check "$B: server switched to ours" wait_for 300 answers "$SWITCHED"
 	check "$B: load mainline rnbd_client" modprobe rnbd_client

@@ -226,6 +226,21 @@ rtrs_log "building against the test kernel (W=1 C=1) and the stock headers (W=1)
 build test "$KDIR_TEST" C=1
 # The userspace peer of the hostile scenario, beside the test modules.
 tool build/peer "$RTRS_RESULTS/build-peer.log" make -C "$RTRS_TOP/build/test/tests/peer"
+# The test server on mainline's rtrs.h and the test kernel's symbols, for
+# the interop scenario's held write against mainline's rtrs-server.
+mainline_test_srv() {
+	local out=$RTRS_TOP/build/test/mainline-users src
+	src=$(rtrs_src_tree) || return 1
+	rm -rf "$out" && mkdir -p "$out" &&
+		cp "$RTRS_TOP"/tests/user/rtrs-test-srv.c \
+			"$RTRS_TOP"/tests/user/rtrs-test.h "$out/" &&
+		echo 'obj-m += rtrs-test-srv.o' >"$out/Kbuild" &&
+		make -C "$KDIR_TEST" M="$out" W=1 KCFLAGS=-Werror \
+			ccflags-y="-I$src/drivers/infiniband/ulp/rtrs" \
+			-j"$RTRS_JOBS" modules
+}
+tool build/test-srv-on-mainline "$RTRS_RESULTS/build-mainline-users.log" \
+	mainline_test_srv
 build stock "$KDIR_STOCK"
 clean_tree
 rtrs_log "building through DKMS (stock headers) and in a copy of the 6.1 tree"
