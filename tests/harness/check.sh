@@ -383,14 +383,14 @@ soak_env=(--env "SOAK_SECONDS=$SOAK_SECONDS")
 [ -z "${SOAK_SEED:-}" ] || soak_env+=(--env "SOAK_SEED=$SOAK_SEED")
 # shellcheck disable=SC2086 # soak: a scenario, or none
 guest guest-1 kunit session session-cycles hostile $soak -- \
-	--kernel test --timeout 3600 \
+	--kernel test --timeout 4000 \
 	--env "RTRS_CYCLES=${RTRS_CYCLES:-200}" "${soak_env[@]}" &
 guest1=$!
 rnbd=
 [ -z "$rnbd_built" ] || rnbd=rnbd
 # shellcheck disable=SC2086 # rnbd: a scenario, or none
 guest guest-2 faults multipath lossy $rnbd -- \
-	--kernel test --timeout 3600 \
+	--kernel test --timeout 4000 \
 	--env FAULTS_BUDGET="${FAULTS_BUDGET:-4}" \
 	--env FAULTS_RTRS_BUDGET="${FAULTS_RTRS_BUDGET:-15}" \
 	--env MPATH_CYCLES="${MPATH_CYCLES:-10}" \
@@ -401,7 +401,9 @@ guest stock stock -- --kernel stock --mem 1024 --timeout 300
 # (two-guests); interop with the mainline RTRS and rnbd of the test
 # kernel, both ways: our client and rnbd-client against mainline's
 # server, then mainline's client against ours, over two paths with one
-# of them failing.
+# of them failing; between the two, our client against mainline's
+# server holding a write across a failover.  Each limit is about twice
+# the guest's time on a quiet host (README).
 interop=
 [ -z "$rnbd_built" ] || interop=interop
 # shellcheck disable=SC2086 # interop: a scenario, or none
