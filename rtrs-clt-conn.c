@@ -16,6 +16,9 @@
 
 #include "rtrs-clt.h"
 
+/* Devices and PDs of every client path. */
+struct rtrs_ib_dev_pool rtrs_clt_dev_pool;
+
 /*
  * Send queue entries a READ takes: REG_MR (after a LOCAL_INV where local
  * operations may run twice), the write, LOCAL_INV.  A WRITE takes up to

@@ -205,54 +205,6 @@ static void rtrs_clt_req_put(struct rtrs_clt_io_req *req)
 	rtrs_clt_req_complete(req);
 }
 
-/**
- * rtrs_clt_reqs_failover() - move the requests in flight off a failed path
- * @path: the path; all its QPs are drained.
- *
- * Sends each request again, with its permit, user message and data, over
- * another connected path; the user sees nothing of it.  A request that no
- * other path takes completes with -ECONNABORTED; one the server answered
- * completes with its answer.  A request the server
- * may already have carried out is carried out again: READ and WRITE of
- * the same data to the same place are idempotent, as block IO is.  Every
- * request not answered leaves its chunk, which the server may still be
- * working in, for another one once it completes
- * (rtrs_clt_chunk_quarantine()).
- *
- * Context: process context, with @path->init_mutex held; may sleep
- * until the user puts a permit (see rtrs_clt_chunk_quarantine()).
- */
-void rtrs_clt_reqs_failover(struct rtrs_clt_path *path)
-{
-	struct rtrs_clt_io_req *req;
-	u32 i;
-
-	lockdep_assert_held(&path->init_mutex);
-
-	if (!path->reqs)
-		return;
-	for (i = 0; i < path->queue_depth; i++) {
-		req = &path->reqs[i];
-		if (!req->in_use)
-			continue;
-		/* Answered: only its own completions went missing. */
-		if (req->answered) {
-			rtrs_clt_req_complete(req);
-			continue;
-		}
-		/* The scatterlist holds one mapping at a time. */
-		rtrs_clt_req_unmap(req);
-		rtrs_clt_chunk_quarantine(path, req->permit);
-		if (!rtrs_clt_resend(path, req)) {
-			atomic_inc(&path->stats.failovers);
-			rtrs_clt_req_release(req);
-			continue;
-		}
-		req->status = -ECONNABORTED;
-		rtrs_clt_req_complete(req);
-	}
-}
-
 /* The request whose header buffer is @iu. */
 static struct rtrs_clt_io_req *rtrs_clt_iu_req(struct rtrs_clt_con *con,
 					       struct rtrs_iu *iu)
@@ -999,12 +951,12 @@ static void rtrs_clt_req_abort(struct rtrs_clt_io_req *req, int err)
  * connection's send queue is full; another negative errno when preparing
  * it failed.  Unless 0, nothing of the request was posted.
  */
-int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
-			  struct rtrs_clt_req_ops *ops,
-			  struct rtrs_permit *permit,
-			  const struct kvec *vec, size_t nr, size_t usr_len,
-			  size_t len, struct scatterlist *sg,
-			  unsigned int sg_cnt)
+static int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
+				 struct rtrs_clt_req_ops *ops,
+				 struct rtrs_permit *permit,
+				 const struct kvec *vec, size_t nr,
+				 size_t usr_len, size_t len,
+				 struct scatterlist *sg, unsigned int sg_cnt)
 {
 	struct rtrs_clt_io_req *req;
 	int count, err;
@@ -1035,4 +987,153 @@ int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
 	this_cpu_inc(path->stats.pcpu->cnt[dir]);
 	this_cpu_add(path->stats.pcpu->bytes[dir], len);
 	return 0;
+}
+
+/* Post on the connected paths other than @first and @skip, in order. */
+static int rtrs_clt_request_others(struct rtrs_clt_sess *clt,
+				   struct rtrs_clt_path *first,
+				   struct rtrs_clt_path *skip, int dir,
+				   struct rtrs_clt_req_ops *ops,
+				   struct rtrs_permit *permit,
+				   const struct kvec *vec, size_t nr,
+				   size_t usr_len, size_t len,
+				   struct scatterlist *sg, unsigned int sg_cnt,
+				   int err)
+{
+	struct rtrs_clt_path *path;
+
+	list_for_each_entry_rcu(path, &clt->paths_list, entry) {
+		if (path == first || path == skip ||
+		    !rtrs_clt_path_connected(path))
+			continue;
+		err = rtrs_clt_path_request(path, dir, ops, permit, vec, nr,
+					    usr_len, len, sg, sg_cnt);
+		if (!err || err == -EMSGSIZE || err == -EINVAL)
+			break;
+	}
+	return err;
+}
+
+/**
+ * rtrs_clt_submit() - post a request on a path of its session
+ * @clt: the session.
+ * @skip: a path not to use (the one a request fails over from), or NULL.
+ * @dir: READ or WRITE.
+ * @ops: completion callback and its pointer; copied.
+ * @permit: the request's permit.
+ * @vec: user message; copied.
+ * @nr: entries in @vec.
+ * @len: bytes of data.
+ * @sg: data buffer.
+ * @sg_cnt: entries in @sg.
+ *
+ * Tries the path the multipath policy picks first, then the other
+ * connected paths in list order, never @skip.
+ *
+ * Context: any context; does not sleep.
+ * Return: 0 when a path took the request, else the error of the last
+ * path tried (-ECONNABORTED when none is connected).
+ */
+int rtrs_clt_submit(struct rtrs_clt_sess *clt, struct rtrs_clt_path *skip,
+		    int dir, struct rtrs_clt_req_ops *ops,
+		    struct rtrs_permit *permit, const struct kvec *vec,
+		    size_t nr, size_t len, struct scatterlist *sg,
+		    unsigned int sg_cnt)
+{
+	struct rtrs_clt_path *first;
+	int err = -ECONNABORTED;
+	size_t usr_len = 0, i;
+
+	for (i = 0; i < nr; i++)
+		usr_len += vec[i].iov_len;
+
+	rcu_read_lock();
+	first = rtrs_clt_mp_pick(clt);
+	if (first == skip)
+		first = NULL;
+	if (first) {
+		err = rtrs_clt_path_request(first, dir, ops, permit, vec, nr,
+					    usr_len, len, sg, sg_cnt);
+		if (!err || err == -EMSGSIZE || err == -EINVAL)
+			goto unlock;
+	}
+	err = rtrs_clt_request_others(clt, first, skip, dir, ops, permit,
+				      vec, nr, usr_len, len, sg, sg_cnt, err);
+unlock:
+	rcu_read_unlock();
+	return err;
+}
+
+/**
+ * rtrs_clt_resend() - send a request of a failed path over another one
+ * @from: the failed path, drained.
+ * @req: the request's slot on @from; its header buffer still holds the
+ *	user message.
+ *
+ * Context: process context, with @from->init_mutex held.
+ * Return: 0 when another path took the request, else a negative errno.
+ */
+static int rtrs_clt_resend(struct rtrs_clt_path *from,
+			   struct rtrs_clt_io_req *req)
+{
+	struct rtrs_clt_req_ops ops = {
+		.priv		= req->priv,
+		.conf_fn	= req->conf,
+	};
+	struct kvec vec = {
+		.iov_base	= req->iu->buf,
+		.iov_len	= req->usr_len,
+	};
+	int dir = req->dir == DMA_FROM_DEVICE ? READ : WRITE;
+
+	return rtrs_clt_submit(from->clt, from, dir, &ops, req->permit, &vec,
+			       1, req->data_len, req->sglist, req->sg_cnt);
+}
+
+/**
+ * rtrs_clt_reqs_failover() - move the requests in flight off a failed path
+ * @path: the path; all its QPs are drained.
+ *
+ * Sends each request again, with its permit, user message and data, over
+ * another connected path; the user sees nothing of it.  A request that no
+ * other path takes completes with -ECONNABORTED; one the server answered
+ * completes with its answer.  A request the server
+ * may already have carried out is carried out again: READ and WRITE of
+ * the same data to the same place are idempotent, as block IO is.  Every
+ * request not answered leaves its chunk, which the server may still be
+ * working in, for another one once it completes
+ * (rtrs_clt_chunk_quarantine()).
+ *
+ * Context: process context, with @path->init_mutex held; may sleep
+ * until the user puts a permit (see rtrs_clt_chunk_quarantine()).
+ */
+void rtrs_clt_reqs_failover(struct rtrs_clt_path *path)
+{
+	struct rtrs_clt_io_req *req;
+	u32 i;
+
+	lockdep_assert_held(&path->init_mutex);
+
+	if (!path->reqs)
+		return;
+	for (i = 0; i < path->queue_depth; i++) {
+		req = &path->reqs[i];
+		if (!req->in_use)
+			continue;
+		/* Answered: only its own completions went missing. */
+		if (req->answered) {
+			rtrs_clt_req_complete(req);
+			continue;
+		}
+		/* The scatterlist holds one mapping at a time. */
+		rtrs_clt_req_unmap(req);
+		rtrs_clt_chunk_quarantine(path, req->permit);
+		if (!rtrs_clt_resend(path, req)) {
+			atomic_inc(&path->stats.failovers);
+			rtrs_clt_req_release(req);
+			continue;
+		}
+		req->status = -ECONNABORTED;
+		rtrs_clt_req_complete(req);
+	}
 }

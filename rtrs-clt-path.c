@@ -4,9 +4,9 @@
  *
  * A path connects its connections one by one, admin connection first,
  * then asks the server for its chunks (INFO_REQ/INFO_RSP on the admin
- * connection) and is up.  An error anywhere queues the close work, which
- * tears the connections down, fails the requests in flight and schedules
- * a reconnect.
+ * connection) and is up.  An error anywhere (rtrs_clt_path_error() in
+ * rtrs-clt-state.c) queues the close work, which tears the connections
+ * down, fails the requests in flight over and schedules a reconnect.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,60 +16,6 @@
 
 #include "rtrs-clt.h"
 #include "trace/clt.h"
-
-/* Move @path to @new; the caller holds @path->state_lock. */
-static void rtrs_clt_path_set_state(struct rtrs_clt_path *path,
-				    enum rtrs_clt_state new)
-{
-	lockdep_assert_held(&path->state_lock);
-	trace_rtrs_clt_path_state(path, new);
-	WRITE_ONCE(path->state, new);
-}
-
-/**
- * rtrs_clt_path_error() - a path failed
- * @path: the path.
- *
- * A connected path is closed by its close work; a connecting one fails
- * its connect.  Anything else is already going down.
- *
- * Context: any context.
- */
-void rtrs_clt_path_error(struct rtrs_clt_path *path)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&path->state_lock, flags);
-	switch (path->state) {
-	case RTRS_CLT_CONNECTED:
-		rtrs_clt_path_set_state(path, RTRS_CLT_CLOSING);
-		queue_work(rtrs_clt_wq, &path->close_work);
-		break;
-	case RTRS_CLT_CONNECTING:
-		WRITE_ONCE(path->connect_failed, true);
-		complete(&path->info_done);
-		break;
-	default:
-		break;
-	}
-	spin_unlock_irqrestore(&path->state_lock, flags);
-}
-
-/* Move @path from @old to @new; false if it was not in @old. */
-static bool rtrs_clt_path_change_state(struct rtrs_clt_path *path,
-				       enum rtrs_clt_state old,
-				       enum rtrs_clt_state new)
-{
-	bool changed = false;
-
-	spin_lock_irq(&path->state_lock);
-	if (path->state == old) {
-		rtrs_clt_path_set_state(path, new);
-		changed = true;
-	}
-	spin_unlock_irq(&path->state_lock);
-	return changed;
-}
 
 static void rtrs_clt_hb_err(struct rtrs_con *con)
 {
@@ -300,27 +246,6 @@ static void rtrs_clt_path_log_err(struct rtrs_clt_path *path, int err)
 			   path->info_why ?: "", path->info_why ? ")" : "");
 }
 
-/*
- * The connections are up and the server's chunks known: the path is
- * connected, unless an error hit it since.  rtrs_clt_path_error() marks a
- * connecting path under the same lock, so an error either comes first and
- * fails the open, or finds the path connected and closes it as usual.
- */
-static int rtrs_clt_path_set_connected(struct rtrs_clt_path *path)
-{
-	int err = 0;
-
-	spin_lock_irq(&path->state_lock);
-	if (path->state != RTRS_CLT_CONNECTING)
-		err = -ECONNABORTED;
-	else if (path->connect_failed)
-		err = -ECONNRESET;
-	else
-		rtrs_clt_path_set_state(path, RTRS_CLT_CONNECTED);
-	spin_unlock_irq(&path->state_lock);
-	return err;
-}
-
 /**
  * rtrs_clt_path_open() - establish a path
  * @path: a path in %RTRS_CLT_CONNECTING, its connections down.
@@ -506,22 +431,6 @@ int rtrs_clt_path_reconnect(struct rtrs_clt_path *path)
 }
 
 /**
- * rtrs_clt_path_set_dead() - forbid a path to come up or take requests
- * @path: the path.
- *
- * rtrs_clt_close() marks every path so before closing any, so that no
- * request fails over to a path about to close.
- *
- * Context: process context.
- */
-void rtrs_clt_path_set_dead(struct rtrs_clt_path *path)
-{
-	spin_lock_irq(&path->state_lock);
-	rtrs_clt_path_set_state(path, RTRS_CLT_DEAD);
-	spin_unlock_irq(&path->state_lock);
-}
-
-/**
  * rtrs_clt_path_close() - take a path down for good
  * @path: the path.
  *
@@ -548,6 +457,18 @@ void rtrs_clt_path_close(struct rtrs_clt_path *path)
 	mutex_unlock(&path->init_mutex);
 }
 
+/* The last reference to a path is gone: free it. */
+static void rtrs_clt_path_dev_release(struct device *dev)
+{
+	struct rtrs_clt_path *path = container_of(dev, struct rtrs_clt_path,
+						  dev);
+
+	mutex_destroy(&path->init_mutex);
+	free_percpu(path->stats.pcpu);
+	kfree(path->s.con);
+	kfree(path);
+}
+
 /**
  * rtrs_clt_path_alloc() - allocate a path of a session
  * @clt: the session.
@@ -567,7 +488,8 @@ struct rtrs_clt_path *rtrs_clt_path_alloc(struct rtrs_clt_sess *clt,
 	/* From here on the release of @path->dev frees it all. */
 	path->clt = clt;
 	INIT_LIST_HEAD(&path->quarantine);
-	rtrs_clt_path_dev_init(path);
+	device_initialize(&path->dev);
+	path->dev.release = rtrs_clt_path_dev_release;
 
 	path->s.irq_con_num = 1 + nr_cpu_ids;
 	path->s.con_num = path->s.irq_con_num + clt->nr_poll_queues;
@@ -600,31 +522,17 @@ struct rtrs_clt_path *rtrs_clt_path_alloc(struct rtrs_clt_sess *clt,
 }
 
 /**
- * rtrs_clt_path_release() - free a path once its device is released
- * @path: the path.
- *
- * Context: process context.
- */
-void rtrs_clt_path_release(struct rtrs_clt_path *path)
-{
-	mutex_destroy(&path->init_mutex);
-	free_percpu(path->stats.pcpu);
-	kfree(path->s.con);
-	kfree(path);
-}
-
-/**
  * rtrs_clt_path_free() - drop a path
  * @path: a path closed with rtrs_clt_path_close(), or never opened.
  *
- * Removes its sysfs directory if it has one; the memory goes with the
- * last reference to it.  Chunks it still quarantines stay withheld.
+ * The caller has removed its sysfs directory, if it had one; the memory
+ * goes with the last reference to it.  Chunks it still quarantines stay
+ * withheld.
  *
  * Context: process context.
  */
 void rtrs_clt_path_free(struct rtrs_clt_path *path)
 {
 	rtrs_clt_chunks_orphan(path);
-	rtrs_clt_path_dev_del(path);
 	put_device(&path->dev);
 }

@@ -8,6 +8,25 @@
  * connections the user asked for.  A permit (struct rtrs_permit) stands for
  * one chunk of the server; on each path the request slot of the same index
  * (struct rtrs_clt_io_req) carries the request the permit is used for.
+ *
+ * Lock order.  A lock may be taken while holding those listed above it,
+ * never while holding one listed below it; the indentation shows the
+ * nestings the code has:
+ *
+ *   rtrs_clt_sess.change_mutex	adding, removing, reconnecting paths
+ *     rtrs_clt_path.init_mutex	bringing one path up or down
+ *       rtrs_clt_con.cm_mutex	one connection's QP against its CM events
+ *       rtrs_clt_sess.paths_mutex	the path list and the session's limits
+ *       rtrs_clt_sess.link_ev_mutex	counting paths up, link events
+ *       rtrs_clt_sess.chunks_lock	(spin, irq) reserve, quarantines, orphans
+ *       rtrs_clt_path.state_lock	(spin, irq) the path's state
+ *
+ * init_mutex comes before paths_mutex although no thread nests them: the
+ * CM event handler takes paths_mutex (the limits of a new path), and a
+ * thread holding init_mutex waits for that handler.  The handler must
+ * therefore never take init_mutex or change_mutex.  poll_lock is only
+ * ever tried, alone.  The test kernel runs with lockdep, and a report in
+ * any guest fails make check.
  */
 #ifndef RTRS_CLT_H
 #define RTRS_CLT_H
@@ -496,24 +515,39 @@ static inline struct rtrs_clt_con *rtrs_clt_path_con(struct rtrs_clt_path *p,
 	return to_clt_con(p->s.con[cid]);
 }
 
-extern struct workqueue_struct *rtrs_clt_wq;
-extern struct rtrs_ib_dev_pool rtrs_clt_dev_pool;
+/*
+ * The client's files, from the top down; each calls only the ones below
+ * it, and a session and its sysfs face call each other.
+ */
+
+/* rtrs-clt-sess.c: sessions, the API entry points. */
+void rtrs_clt_sess_release(struct rtrs_clt_sess *clt);
+int rtrs_clt_add_path(struct rtrs_clt_sess *clt, const struct rtrs_addr *addr);
+int rtrs_clt_remove_path(struct rtrs_clt_path *path,
+			 struct device_attribute *attr);
+
+/* sysfs/rtrs-clt-sysfs.c: the sysfs directories of sessions and paths. */
+int rtrs_clt_sysfs_init(void);
+void rtrs_clt_sysfs_exit(void);
+void rtrs_clt_sess_dev_init(struct rtrs_clt_sess *clt);
+int rtrs_clt_sess_dev_add(struct rtrs_clt_sess *clt);
+void rtrs_clt_sess_dev_del(struct rtrs_clt_sess *clt);
+int rtrs_clt_path_dev_add(struct rtrs_clt_path *path);
+void rtrs_clt_path_dev_del(struct rtrs_clt_path *path);
 
 /* rtrs-clt-path.c: path lifecycle. */
-void rtrs_clt_path_set_dead(struct rtrs_clt_path *path);
 void rtrs_clt_path_disconnect(struct rtrs_clt_path *path);
 int rtrs_clt_path_reconnect(struct rtrs_clt_path *path);
 struct rtrs_clt_path *rtrs_clt_path_alloc(struct rtrs_clt_sess *clt,
 					  const struct rtrs_addr *addr);
 void rtrs_clt_path_free(struct rtrs_clt_path *path);
-void rtrs_clt_path_release(struct rtrs_clt_path *path);
 int rtrs_clt_path_open(struct rtrs_clt_path *path);
 void rtrs_clt_path_close(struct rtrs_clt_path *path);
-void rtrs_clt_path_error(struct rtrs_clt_path *path);
 void rtrs_clt_path_schedule_reconnect(struct rtrs_clt_path *path,
 				      enum rtrs_clt_state from);
 
 /* rtrs-clt-conn.c: one connection and its CM events. */
+extern struct rtrs_ib_dev_pool rtrs_clt_dev_pool;
 int rtrs_clt_con_connect(struct rtrs_clt_path *path, unsigned int cid);
 void rtrs_clt_con_stop(struct rtrs_clt_con *con);
 void rtrs_clt_con_free(struct rtrs_clt_path *path, unsigned int cid);
@@ -523,17 +557,32 @@ int rtrs_clt_con_post_recvs(struct rtrs_clt_con *con);
 int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path);
 void rtrs_clt_reqs_free(struct rtrs_clt_path *path);
 void rtrs_clt_reqs_failover(struct rtrs_clt_path *path);
-int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
-			  struct rtrs_clt_req_ops *ops,
-			  struct rtrs_permit *permit,
-			  const struct kvec *vec, size_t nr, size_t usr_len,
-			  size_t len, struct scatterlist *sg,
-			  unsigned int sg_cnt);
+int rtrs_clt_submit(struct rtrs_clt_sess *clt, struct rtrs_clt_path *skip,
+		    int dir, struct rtrs_clt_req_ops *ops,
+		    struct rtrs_permit *permit, const struct kvec *vec,
+		    size_t nr, size_t len, struct scatterlist *sg,
+		    unsigned int sg_cnt);
 void rtrs_clt_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_recv_iu_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_hb_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_probe_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_wd_work(struct work_struct *work);
+
+/* rtrs-clt-state.c: what happens to a path, and the session's view of it. */
+extern struct workqueue_struct *rtrs_clt_wq;
+void rtrs_clt_path_set_state(struct rtrs_clt_path *path,
+			     enum rtrs_clt_state new);
+bool rtrs_clt_path_change_state(struct rtrs_clt_path *path,
+				enum rtrs_clt_state old,
+				enum rtrs_clt_state new);
+void rtrs_clt_path_error(struct rtrs_clt_path *path);
+int rtrs_clt_path_set_connected(struct rtrs_clt_path *path);
+void rtrs_clt_path_set_dead(struct rtrs_clt_path *path);
+void rtrs_clt_path_up(struct rtrs_clt_path *path);
+void rtrs_clt_path_down(struct rtrs_clt_path *path);
+void rtrs_clt_path_set_listed(struct rtrs_clt_path *path, bool listed);
+void rtrs_clt_set_link_ev(struct rtrs_clt_sess *clt, bool on);
+int rtrs_clt_sess_set_limits(struct rtrs_clt_path *path);
 
 /* rtrs-clt-permit.c: permits. */
 int rtrs_clt_permits_alloc(struct rtrs_clt_sess *clt);
@@ -554,26 +603,6 @@ static inline bool rtrs_clt_path_connected(struct rtrs_clt_path *path)
 {
 	return READ_ONCE(path->state) == RTRS_CLT_CONNECTED;
 }
-
-/* rtrs-clt.c: session-wide events and changes. */
-void rtrs_clt_path_up(struct rtrs_clt_path *path);
-void rtrs_clt_path_down(struct rtrs_clt_path *path);
-int rtrs_clt_sess_set_limits(struct rtrs_clt_path *path);
-void rtrs_clt_sess_release(struct rtrs_clt_sess *clt);
-int rtrs_clt_resend(struct rtrs_clt_path *from, struct rtrs_clt_io_req *req);
-int rtrs_clt_add_path(struct rtrs_clt_sess *clt, const struct rtrs_addr *addr);
-int rtrs_clt_remove_path(struct rtrs_clt_path *path,
-			 struct device_attribute *attr);
-
-/* sysfs/rtrs-clt-sysfs.c: the sysfs directories of sessions and paths. */
-int rtrs_clt_sysfs_init(void);
-void rtrs_clt_sysfs_exit(void);
-void rtrs_clt_sess_dev_init(struct rtrs_clt_sess *clt);
-int rtrs_clt_sess_dev_add(struct rtrs_clt_sess *clt);
-void rtrs_clt_sess_dev_del(struct rtrs_clt_sess *clt);
-void rtrs_clt_path_dev_init(struct rtrs_clt_path *path);
-int rtrs_clt_path_dev_add(struct rtrs_clt_path *path);
-void rtrs_clt_path_dev_del(struct rtrs_clt_path *path);
 
 /**
  * struct rtrs_clt_limits - what a connection response tells of a path

@@ -23,12 +23,58 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/dma-mapping.h>
+#include <linux/fault-inject.h>
 #include <linux/kernel.h>
 #include <linux/slab.h>
 
 #include "rtrs-srv.h"
 #include "trace/srv.h"
+
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+/*
+ * A send queue that runs out of room for answers is rare: its size fits
+ * the session's queue depth.  The fault attribute fail_rtrs_srv_room
+ * (debugfs) makes it happen on purpose, so that the answers waiting for
+ * room, and their posting when room comes back, can be tested.
+ */
+static DECLARE_FAULT_ATTR(rtrs_srv_room_attr);
+static struct dentry *rtrs_srv_room_dir;
+
+/* Should the send queue look full to an answer? */
+static bool rtrs_srv_room_fault(void)
+{
+	return should_fail(&rtrs_srv_room_attr, 1);
+}
+
+/**
+ * rtrs_srv_io_fault_init() - create the debugfs fault attribute of answers
+ *
+ * Context: module init.
+ */
+void rtrs_srv_io_fault_init(void)
+{
+	rtrs_srv_room_dir = fault_create_debugfs_attr("fail_rtrs_srv_room",
+						      NULL,
+						      &rtrs_srv_room_attr);
+}
+
+/**
+ * rtrs_srv_io_fault_exit() - remove it
+ *
+ * Context: module exit.
+ */
+void rtrs_srv_io_fault_exit(void)
+{
+	debugfs_remove_recursive(rtrs_srv_room_dir);
+}
+#else
+static bool rtrs_srv_room_fault(void)
+{
+	return false;
+}
+#endif
 
 /* The work requests of one answer, built on the stack. */
 struct rtrs_srv_rsp_wrs {
@@ -713,8 +759,7 @@ static void rtrs_srv_process_io(struct rtrs_srv_con *con, u32 id, u32 off)
 				   sg_dma_address(&path->chunks[id].sg),
 				   sess->chunk_size, DMA_BIDIRECTIONAL);
 	err = rtrs_srv_check_io_hdr(data, sess->chunk_size, off,
-				    rtrs_srv_max_io_size(sess->chunk_size),
-				    &io);
+				    sess->max_io_size, &io);
 	if (err) {
 		rtrs_srv_op_end(path, op);
 		rtrs_srv_violation(path, "malformed IO header in chunk %u at %u: %pe",

@@ -16,6 +16,8 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/log2.h>
+#include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <net/ipv6.h>
@@ -25,141 +27,83 @@
 #include "rtrs-srv.h"
 #include "trace/srv.h"
 
-/**
- * rtrs_srv_path_state() - state of a path, read without a lock
- * @path: the path
- *
- * Return: the state at the time of the read.
+/* Largest IO header plus user message, as mainline reserves it. */
+#define RTRS_SRV_MAX_HDR_SIZE	4096
+
+static unsigned int sess_queue_depth = 512;
+module_param(sess_queue_depth, uint, 0444);
+MODULE_PARM_DESC(sess_queue_depth,
+		 "Chunks, and so IOs in flight, per session (1-65535; default 512)");
+
+static unsigned int max_chunk_size = 128 << 10;
+module_param(max_chunk_size, uint, 0444);
+MODULE_PARM_DESC(max_chunk_size,
+		 "Bytes per chunk, a power of two of at least 8192; the largest IO is 4096 less (default 131072)");
+
+static bool rtrs_srv_always_invalidate = true;
+module_param_named(always_invalidate, rtrs_srv_always_invalidate, bool,
+		   0444);
+MODULE_PARM_DESC(always_invalidate,
+		 "Invalidate and re-key each chunk for every IO (default Y)");
+
+/*
+ * A path holds its queue pairs from its first connection on; one whose
+ * client never completes it (the other connections or the INFO_REQ never
+ * come) must not hold them forever.
  */
-enum rtrs_srv_state rtrs_srv_path_state(struct rtrs_srv_path *path)
-{
-	return READ_ONCE(path->state);
-}
+static unsigned int rtrs_srv_connect_timeout_sec = 60;
+module_param_named(connect_timeout_sec, rtrs_srv_connect_timeout_sec, uint,
+		   0644);
+MODULE_PARM_DESC(connect_timeout_sec,
+		 "Seconds a new path may take from its first connection to its INFO_REQ before it is closed; 0: no limit, above 86400: 86400 (default 60)");
+
+/*
+ * Connections of paths not yet connected hold queue pairs for clients
+ * that have proven nothing yet: a budget for all of them on a listening
+ * port, and a smaller one for each client address, so that one client
+ * cannot take the whole of it.  A client refused for the budget sees
+ * -EBUSY and tries again later, as for any busy path.
+ */
+static unsigned int rtrs_srv_setup_cons_max = 1024;
+module_param_named(setup_cons_max, rtrs_srv_setup_cons_max, uint, 0644);
+MODULE_PARM_DESC(setup_cons_max,
+		 "Connections of paths being set up, on one port, beyond which connect requests are refused (default 1024)");
+
+static unsigned int rtrs_srv_setup_cons_per_client = 256;
+module_param_named(setup_cons_per_client, rtrs_srv_setup_cons_per_client,
+		   uint, 0644);
+MODULE_PARM_DESC(setup_cons_per_client,
+		 "The same, from one client address (default 256)");
+
+/* Devices and PDs of every server path. */
+struct rtrs_ib_dev_pool rtrs_srv_dev_pool;
 
 /**
- * rtrs_srv_change_state() - move a path from one state to another
- * @path: the path
- * @old: state it must be in
- * @new: state to move to
+ * rtrs_srv_check_params() - check the module parameters read at load
  *
- * Return: true when @path was in @old and is now in @new.
+ * Context: module init.
+ * Return: 0, or -EINVAL with a line saying which parameter is wrong.
  */
-bool rtrs_srv_change_state(struct rtrs_srv_path *path,
-			   enum rtrs_srv_state old, enum rtrs_srv_state new)
+int rtrs_srv_check_params(void)
 {
-	unsigned long flags;
-	bool changed;
-
-	spin_lock_irqsave(&path->state_lock, flags);
-	changed = path->state == old;
-	if (changed) {
-		trace_rtrs_srv_path_state(path, new);
-		WRITE_ONCE(path->state, new);
+	if (!sess_queue_depth || sess_queue_depth > RTRS_MAX_QUEUE_DEPTH) {
+		pr_err("sess_queue_depth %u is not within 1-%u\n",
+		       sess_queue_depth, RTRS_MAX_QUEUE_DEPTH);
+		return -EINVAL;
 	}
-	spin_unlock_irqrestore(&path->state_lock, flags);
-	return changed;
-}
-
-/**
- * rtrs_srv_close_path() - start tearing a path down
- * @path: the path
- *
- * Queues the close work the first time it is called for @path; later
- * calls do nothing.
- *
- * Context: any context.
- */
-void rtrs_srv_close_path(struct rtrs_srv_path *path)
-{
-	unsigned long flags;
-	bool close;
-
-	spin_lock_irqsave(&path->state_lock, flags);
-	close = path->state == RTRS_SRV_CONNECTING ||
-		path->state == RTRS_SRV_CONNECTED;
-	if (close) {
-		trace_rtrs_srv_path_state(path, RTRS_SRV_CLOSING);
-		WRITE_ONCE(path->state, RTRS_SRV_CLOSING);
+	if (max_chunk_size < RTRS_MIN_CHUNK_SIZE ||
+	    !is_power_of_2(max_chunk_size)) {
+		pr_err("max_chunk_size %u is not a power of two of at least %u\n",
+		       max_chunk_size, RTRS_MIN_CHUNK_SIZE);
+		return -EINVAL;
 	}
-	spin_unlock_irqrestore(&path->state_lock, flags);
-
-	if (close)
-		queue_work(rtrs_srv_wq, &path->close_work);
-}
-
-/**
- * rtrs_srv_violation() - a peer broke the protocol: log it, close the path
- * @path: the path
- * @fmt: what the peer did, printf-style, without newline
- *
- * One rate-limited line, then the path goes; nothing when it is already
- * going, as for each message the peer had in flight behind the first bad
- * one.
- *
- * Context: any context.
- */
-void rtrs_srv_violation(struct rtrs_srv_path *path, const char *fmt, ...)
-{
-	struct va_format vaf;
-	va_list args;
-
-	/* What was in flight when the path broke needs no line of its own. */
-	if (rtrs_srv_path_state(path) >= RTRS_SRV_CLOSING)
-		return;
-	va_start(args, fmt);
-	vaf.fmt = fmt;
-	vaf.va = &args;
-	pr_err_ratelimited("%s: %pV\n", path->s.sessname, &vaf);
-	va_end(args);
-	rtrs_srv_close_path(path);
-}
-
-static const char *rtrs_srv_state_name(enum rtrs_srv_state state)
-{
-	switch (state) {
-	case RTRS_SRV_CONNECTING:
-		return "connecting";
-	case RTRS_SRV_CONNECTED:
-		return "connected";
-	case RTRS_SRV_CLOSING:
-		return "closing";
-	case RTRS_SRV_CLOSED:
-		return "closed";
+	/* Every offset within a chunk must fit in the immediate's offset. */
+	if (ilog2(max_chunk_size) > rtrs_imm_off_bits(sess_queue_depth)) {
+		pr_err("%u chunks of %u bytes do not fit in the immediate data\n",
+		       sess_queue_depth, max_chunk_size);
+		return -EINVAL;
 	}
-	return "?";
-}
-
-/**
- * rtrs_srv_admit() - may a message that came in be handled now?
- * @path: the path it came in on
- * @msg: its kind
- * @imm: its immediate data (0 for a SEND), for the log
- * @cid: the connection it came in on, for the log
- *
- * Every message passes here first, and the table of
- * rtrs_srv_msg_verdict() decides by the path's state.  A message the
- * table refuses is a violation: one line, and the path closes.
- *
- * Context: any context.
- * Return: true when the caller is to handle @msg.
- */
-bool rtrs_srv_admit(struct rtrs_srv_path *path, enum rtrs_srv_msg msg,
-		    u32 imm, unsigned int cid)
-{
-	enum rtrs_srv_state state = rtrs_srv_path_state(path);
-
-	switch (rtrs_srv_msg_verdict(msg, state)) {
-	case RTRS_SRV_TAKE:
-		return true;
-	case RTRS_SRV_REFUSE:
-		rtrs_srv_violation(path, "%s (immediate %#x) on connection %u of a %s path",
-				   rtrs_srv_msg_name(msg), imm, cid,
-				   rtrs_srv_state_name(state));
-		return false;
-	case RTRS_SRV_DROP:
-		break;
-	}
-	return false;
+	return 0;
 }
 
 /**
@@ -214,8 +158,9 @@ static struct rtrs_srv_sess *rtrs_srv_alloc_sess(struct rtrs_srv_ctx *ctx,
 	INIT_LIST_HEAD(&sess->paths_list);
 	mutex_init(&sess->ev_mutex);
 	mutex_init(&sess->sysfs_mutex);
-	sess->queue_depth = rtrs_srv_queue_depth();
-	sess->chunk_size = rtrs_srv_chunk_size();
+	sess->queue_depth = sess_queue_depth;
+	sess->chunk_size = max_chunk_size;
+	sess->max_io_size = max_chunk_size - RTRS_SRV_MAX_HDR_SIZE;
 	/* Its chunks come with its first INFO_REQ: rtrs_srv_path_chunks(). */
 	return sess;
 }
@@ -702,7 +647,7 @@ static int rtrs_srv_accept(struct rtrs_srv_path *path,
 			   struct rdma_cm_id *cm_id)
 {
 	struct rtrs_srv_sess *sess = path->sess;
-	u32 max_io = rtrs_srv_max_io_size(sess->chunk_size);
+	u32 max_io = sess->max_io_size;
 	struct rtrs_msg_conn_rsp rsp = {
 		.magic = cpu_to_le16(RTRS_MAGIC),
 		.version = cpu_to_le16(RTRS_PROTO_VER),

@@ -9,6 +9,25 @@
  * unmodified.  Users other than that tracepoint should treat struct
  * rtrs_srv_op as opaque.  Everything else here is private to the
  * server's rtrs-srv*.c files.
+ *
+ * Lock order.  A lock may be taken while holding those listed above it,
+ * never while holding one listed below it; the indentation shows the
+ * nestings the code has:
+ *
+ *   rtrs_srv_dev_mutex		contexts, devices, listeners
+ *     rtrs_srv_ctx.mutex		a context's sessions
+ *       rtrs_srv_sess.paths_mutex	a session's paths and their connections
+ *   rtrs_srv_sess.sysfs_mutex	sysfs directories of a session's paths
+ *   rtrs_srv_sess.ev_mutex		counting paths up, link events
+ *   rtrs_srv_con.rsp_wait_lock	(spin, irq) answers waiting for room
+ *   rtrs_srv_con.rsp_post_lock	(spin, irq) posting answers, the drain
+ *     rtrs_srv_chunk_owner.lock	(spin, irq) who owns a chunk
+ *   rtrs_srv_path.state_lock	(spin, irq) the path's state; taken under
+ *				paths_mutex when a context closes its paths
+ *
+ * An answer that waited for room leaves rsp_wait_lock before it is
+ * posted.  The test kernel runs with lockdep, and a report in any guest
+ * fails make check.
  */
 #ifndef RTRS_SRV_H
 #define RTRS_SRV_H
@@ -182,6 +201,8 @@ struct rtrs_srv_ctx {
  * @priv: the user's pointer (rtrs_srv_set_sess_priv())
  * @queue_depth: number of chunks
  * @chunk_size: bytes per chunk, a power of two
+ * @max_io_size: largest data length of a request: @chunk_size less the
+ *	header room
  * @chunks: the chunks, allocated once for the session's lifetime
  * @owners: for each chunk, the request that owns it and those that wait
  *	for it; allocated with @chunks
@@ -202,6 +223,7 @@ struct rtrs_srv_sess {
 	void			*priv;
 	u32			queue_depth;
 	u32			chunk_size;
+	u32			max_io_size;
 	struct page		**chunks;
 	struct rtrs_srv_chunk_owner *owners;
 	/* adding and removing sysfs directories; protects @sysfs */
@@ -414,46 +436,53 @@ struct rtrs_srv_io_hdr {
 	struct rtrs_sg_desc	desc;
 };
 
-/* rtrs-srv.c */
-extern struct workqueue_struct *rtrs_srv_wq;
-extern struct rtrs_ib_dev_pool rtrs_srv_dev_pool;
-extern bool rtrs_srv_always_invalidate;
-extern unsigned int rtrs_srv_connect_timeout_sec;
-extern unsigned int rtrs_srv_setup_cons_max;
-extern unsigned int rtrs_srv_setup_cons_per_client;
-u32 rtrs_srv_queue_depth(void);
-u32 rtrs_srv_chunk_size(void);
-u32 rtrs_srv_max_io_size(u32 chunk_size);
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-bool rtrs_srv_room_fault(void);
-#else
-static inline bool rtrs_srv_room_fault(void)
-{
-	return false;
-}
-#endif
+/*
+ * The server's files, from the top down; each calls only the ones below
+ * it.
+ */
 
-/* rtrs-srv-path.c */
+/* rtrs-srv-path.c: sessions, paths, connections and their CM events. */
+extern struct rtrs_ib_dev_pool rtrs_srv_dev_pool;
+int rtrs_srv_check_params(void);
 int rtrs_srv_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev);
-void rtrs_srv_close_path(struct rtrs_srv_path *path);
-__printf(2, 3)
-void rtrs_srv_violation(struct rtrs_srv_path *path, const char *fmt, ...);
 void rtrs_srv_close_sessions(struct rtrs_srv_ctx *ctx,
 			     struct ib_device *ib_dev);
-enum rtrs_srv_state rtrs_srv_path_state(struct rtrs_srv_path *path);
-bool rtrs_srv_change_state(struct rtrs_srv_path *path,
-			   enum rtrs_srv_state old, enum rtrs_srv_state new);
-bool rtrs_srv_admit(struct rtrs_srv_path *path, enum rtrs_srv_msg msg,
-		    u32 imm, unsigned int cid);
 
-/* rtrs-srv-info.c */
+/* sysfs/rtrs-srv-sysfs.c: the sysfs directories of sessions and paths. */
+int rtrs_srv_sysfs_init(void);
+void rtrs_srv_sysfs_exit(void);
+int rtrs_srv_sysfs_path_add(struct rtrs_srv_path *path);
+void rtrs_srv_sysfs_path_del(struct rtrs_srv_path *path);
+void rtrs_srv_sysfs_sess_del(struct rtrs_srv_sess *sess);
+
+/* rtrs-srv-info.c: the INFO exchange that brings a path up. */
 int rtrs_srv_alloc_info_bufs(struct rtrs_srv_path *path);
 void rtrs_srv_free_info_bufs(struct rtrs_srv_path *path);
 int rtrs_srv_post_info_recv(struct rtrs_srv_path *path,
 			    struct rtrs_srv_con *con);
 void rtrs_srv_path_down(struct rtrs_srv_path *path);
 
-/* rtrs-srv-chunk.c */
+/* rtrs-srv-io.c: requests and their answers. */
+int rtrs_srv_alloc_ops(struct rtrs_srv_path *path);
+void rtrs_srv_free_ops(struct rtrs_srv_path *path);
+void rtrs_srv_init_con_cqes(struct rtrs_srv_con *con);
+int rtrs_srv_post_recvs(struct rtrs_srv_con *con, unsigned int n);
+void rtrs_srv_drop_waiting(struct rtrs_srv_con *con);
+void rtrs_srv_end_handed(struct rtrs_srv_path *path);
+void rtrs_srv_end_orphans(struct rtrs_srv_path *path);
+void rtrs_srv_stop_answers(struct rtrs_srv_con *con);
+bool rtrs_srv_wc_ok(struct rtrs_srv_path *path, struct ib_wc *wc,
+		    const char *what);
+void rtrs_srv_wd_work(struct work_struct *work);
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+void rtrs_srv_io_fault_init(void);
+void rtrs_srv_io_fault_exit(void);
+#else
+static inline void rtrs_srv_io_fault_init(void) {}
+static inline void rtrs_srv_io_fault_exit(void) {}
+#endif
+
+/* rtrs-srv-chunk.c: who owns each chunk. */
 void rtrs_srv_free_chunks(struct rtrs_srv_sess *sess);
 int rtrs_srv_path_chunks(struct rtrs_srv_path *path);
 void rtrs_srv_unmap_chunks(struct rtrs_srv_path *path);
@@ -466,20 +495,18 @@ void rtrs_srv_chunk_give_up(struct rtrs_srv_sess *sess,
 			    struct rtrs_srv_op *op);
 bool rtrs_srv_chunk_unwait(struct rtrs_srv_sess *sess, struct rtrs_srv_op *op);
 
-/* rtrs-srv-io.c */
-int rtrs_srv_alloc_ops(struct rtrs_srv_path *path);
-void rtrs_srv_free_ops(struct rtrs_srv_path *path);
-void rtrs_srv_init_con_cqes(struct rtrs_srv_con *con);
-int rtrs_srv_post_recvs(struct rtrs_srv_con *con, unsigned int n);
-void rtrs_srv_drop_waiting(struct rtrs_srv_con *con);
-void rtrs_srv_end_handed(struct rtrs_srv_path *path);
-void rtrs_srv_end_orphans(struct rtrs_srv_path *path);
-void rtrs_srv_stop_answers(struct rtrs_srv_con *con);
-bool rtrs_srv_wc_ok(struct rtrs_srv_path *path, struct ib_wc *wc,
-		    const char *what);
-void rtrs_srv_wd_work(struct work_struct *work);
+/* rtrs-srv-state.c: what happens to a path. */
+extern struct workqueue_struct *rtrs_srv_wq;
+enum rtrs_srv_state rtrs_srv_path_state(struct rtrs_srv_path *path);
+bool rtrs_srv_change_state(struct rtrs_srv_path *path,
+			   enum rtrs_srv_state old, enum rtrs_srv_state new);
+void rtrs_srv_close_path(struct rtrs_srv_path *path);
+__printf(2, 3)
+void rtrs_srv_violation(struct rtrs_srv_path *path, const char *fmt, ...);
+bool rtrs_srv_admit(struct rtrs_srv_path *path, enum rtrs_srv_msg msg,
+		    u32 imm, unsigned int cid);
 
-/* rtrs-srv-validate.c */
+/* rtrs-srv-validate.c: checks of what the client sends. */
 int rtrs_srv_check_conn_req(const void *data, size_t len);
 int rtrs_srv_check_info_req(const void *buf, size_t len, char *name,
 			    size_t size);
@@ -491,12 +518,5 @@ int rtrs_srv_check_io_req(u32 payload, unsigned int off_bits, u32 queue_depth,
 			  u32 chunk_size, u32 *id, u32 *off);
 int rtrs_srv_check_io_hdr(const void *chunk, u32 chunk_size, u32 off,
 			  u32 max_io, struct rtrs_srv_io_hdr *io);
-
-/* sysfs/rtrs-srv-sysfs.c */
-int rtrs_srv_sysfs_init(void);
-void rtrs_srv_sysfs_exit(void);
-int rtrs_srv_sysfs_path_add(struct rtrs_srv_path *path);
-void rtrs_srv_sysfs_path_del(struct rtrs_srv_path *path);
-void rtrs_srv_sysfs_sess_del(struct rtrs_srv_sess *sess);
 
 #endif /* RTRS_SRV_H */

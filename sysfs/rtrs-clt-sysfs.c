@@ -558,27 +558,6 @@ static const struct attribute_group *rtrs_clt_path_groups[] = {
 	NULL,
 };
 
-static void rtrs_clt_path_dev_release(struct device *dev)
-{
-	rtrs_clt_path_release(to_clt_path_dev(dev));
-}
-
-/**
- * rtrs_clt_path_dev_init() - prepare the sysfs device of a path
- * @path: the path, just allocated, its session set.
- *
- * From here on the path is freed by put_device(&@path->dev).
- *
- * Context: process context.
- */
-void rtrs_clt_path_dev_init(struct rtrs_clt_path *path)
-{
-	device_initialize(&path->dev);
-	path->dev.parent = &path->clt->paths_dev;
-	path->dev.groups = rtrs_clt_path_groups;
-	path->dev.release = rtrs_clt_path_dev_release;
-}
-
 /**
  * rtrs_clt_path_dev_add() - show a path in sysfs
  * @path: the path; its session is shown.
@@ -601,6 +580,8 @@ int rtrs_clt_path_dev_add(struct rtrs_clt_path *path)
 	if (path->s.src_addr.ss_family != AF_UNSPEC)
 		addr.src = &path->s.src_addr;
 	rtrs_addr_to_str(&addr, name, sizeof(name));
+	path->dev.parent = &path->clt->paths_dev;
+	path->dev.groups = rtrs_clt_path_groups;
 	err = dev_set_name(&path->dev, "%s", name);
 	if (err)
 		return err;

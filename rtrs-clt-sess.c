@@ -2,11 +2,13 @@
 /*
  * rtrs: RDMA transport, client (active side): sessions.
  *
- * A session opens its paths, tells its user when the last one goes down
- * and the first comes back, picks a path for each request and closes it
- * all down.  Paths live in rtrs-clt-path.c, their connections in
- * rtrs-clt-conn.c, requests in rtrs-clt-io.c and permits in
- * rtrs-clt-permit.c.
+ * A session opens its paths, adds and removes them, hands each request to
+ * the paths and closes it all down.  The client's files call downward
+ * only: this one and its sysfs face (sysfs/rtrs-clt-sysfs.c) use a path's
+ * life (rtrs-clt-path.c), which uses its connections (rtrs-clt-conn.c),
+ * whose completions go to the requests (rtrs-clt-io.c); all of them report
+ * what happens to a path to rtrs-clt-state.c, and requests take their
+ * chunks from rtrs-clt-permit.c and their path from rtrs-clt-mpath.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -17,104 +19,6 @@
 #include <linux/slab.h>
 
 #include "rtrs-clt.h"
-
-/* Runs close, reconnect and heartbeat works of every path. */
-struct workqueue_struct *rtrs_clt_wq;
-/* Devices and PDs of every client path. */
-struct rtrs_ib_dev_pool rtrs_clt_dev_pool;
-
-/**
- * rtrs_clt_sess_set_limits() - fold a path's limits into its session's
- * @path: a path whose admin connection was just accepted.
- *
- * Every path must offer the same queue depth: it is the number of
- * permits.  The session takes the smallest IO size and segment count.
- *
- * Context: process context (CM event handler); sleeps.
- * Return: 0, or -EPROTO when the queue depth differs.
- */
-int rtrs_clt_sess_set_limits(struct rtrs_clt_path *path)
-{
-	struct rtrs_clt_sess *clt = path->clt;
-	int err = 0;
-
-	mutex_lock(&clt->paths_mutex);
-	if (clt->queue_depth && clt->queue_depth != path->queue_depth) {
-		pr_err_ratelimited("%s: server offers queue depth %u, the session has %u\n",
-				   clt->sessname, path->queue_depth,
-				   clt->queue_depth);
-		err = -EPROTO;
-	} else {
-		clt->queue_depth = path->queue_depth;
-		clt->max_io_size = min_not_zero(clt->max_io_size,
-						path->max_io_size);
-		clt->max_segments = min(clt->max_segments,
-					path->max_pages_per_mr);
-	}
-	mutex_unlock(&clt->paths_mutex);
-	return err;
-}
-
-/**
- * rtrs_clt_path_up() - count a path that came up
- * @path: a connected path.
- *
- * Tells the user %RTRS_CLT_LINK_EV_RECONNECTED when no other path was up.
- * A path not listed (see &rtrs_clt_path.listed) is not counted: the user
- * answers the event by sending, and only listed paths carry messages.
- * rtrs_clt_add_path() counts a new path once it is listed.
- *
- * Context: process context, with @path->init_mutex held; sleeps.
- */
-void rtrs_clt_path_up(struct rtrs_clt_path *path)
-{
-	struct rtrs_clt_sess *clt = path->clt;
-
-	lockdep_assert_held(&path->init_mutex);
-	mutex_lock(&clt->link_ev_mutex);
-	if (path->listed && !path->established) {
-		path->established = true;
-		if (!clt->paths_up++ && clt->link_ev_on)
-			clt->link_ev(clt->priv, RTRS_CLT_LINK_EV_RECONNECTED);
-	}
-	mutex_unlock(&clt->link_ev_mutex);
-}
-
-/**
- * rtrs_clt_path_down() - count a path that went down
- * @path: the path, torn down.
- *
- * Tells the user %RTRS_CLT_LINK_EV_DISCONNECTED when it was the last one.
- *
- * Context: process context; sleeps.
- */
-void rtrs_clt_path_down(struct rtrs_clt_path *path)
-{
-	struct rtrs_clt_sess *clt = path->clt;
-
-	mutex_lock(&clt->link_ev_mutex);
-	if (path->established) {
-		path->established = false;
-		if (!--clt->paths_up && clt->link_ev_on)
-			clt->link_ev(clt->priv, RTRS_CLT_LINK_EV_DISCONNECTED);
-	}
-	mutex_unlock(&clt->link_ev_mutex);
-}
-
-/* Whether @path may be counted as up: it is on the session's list. */
-static void rtrs_clt_path_set_listed(struct rtrs_clt_path *path, bool listed)
-{
-	mutex_lock(&path->clt->link_ev_mutex);
-	path->listed = listed;
-	mutex_unlock(&path->clt->link_ev_mutex);
-}
-
-static void rtrs_clt_set_link_ev(struct rtrs_clt_sess *clt, bool on)
-{
-	mutex_lock(&clt->link_ev_mutex);
-	clt->link_ev_on = on;
-	mutex_unlock(&clt->link_ev_mutex);
-}
 
 static struct rtrs_clt_sess *rtrs_clt_sess_alloc(struct rtrs_clt_ops *ops,
 						 const char *sessname,
@@ -175,13 +79,20 @@ void rtrs_clt_sess_release(struct rtrs_clt_sess *clt)
 	kfree(clt);
 }
 
+/* Take @path out of sysfs, if it is there, and drop it. */
+static void rtrs_clt_sess_drop_path(struct rtrs_clt_path *path)
+{
+	rtrs_clt_path_dev_del(path);
+	rtrs_clt_path_free(path);
+}
+
 static void rtrs_clt_sess_free(struct rtrs_clt_sess *clt)
 {
 	struct rtrs_clt_path *path, *tmp;
 
 	list_for_each_entry_safe(path, tmp, &clt->paths_list, entry) {
 		list_del(&path->entry);
-		rtrs_clt_path_free(path);
+		rtrs_clt_sess_drop_path(path);
 	}
 	put_device(&clt->paths_dev);
 	put_device(&clt->dev);
@@ -346,63 +257,6 @@ void rtrs_clt_close(struct rtrs_clt_sess *clt)
 }
 EXPORT_SYMBOL_GPL(rtrs_clt_close);
 
-/* Post on the connected paths other than @first and @skip, in order. */
-static int rtrs_clt_request_others(struct rtrs_clt_sess *clt,
-				   struct rtrs_clt_path *first,
-				   struct rtrs_clt_path *skip, int dir,
-				   struct rtrs_clt_req_ops *ops,
-				   struct rtrs_permit *permit,
-				   const struct kvec *vec, size_t nr,
-				   size_t usr_len, size_t len,
-				   struct scatterlist *sg, unsigned int sg_cnt,
-				   int err)
-{
-	struct rtrs_clt_path *path;
-
-	list_for_each_entry_rcu(path, &clt->paths_list, entry) {
-		if (path == first || path == skip ||
-		    !rtrs_clt_path_connected(path))
-			continue;
-		err = rtrs_clt_path_request(path, dir, ops, permit, vec, nr,
-					    usr_len, len, sg, sg_cnt);
-		if (!err || err == -EMSGSIZE || err == -EINVAL)
-			break;
-	}
-	return err;
-}
-
-/* The policy's path first, then the others; never @skip. */
-static int rtrs_clt_submit(struct rtrs_clt_sess *clt,
-			   struct rtrs_clt_path *skip, int dir,
-			   struct rtrs_clt_req_ops *ops,
-			   struct rtrs_permit *permit,
-			   const struct kvec *vec, size_t nr, size_t len,
-			   struct scatterlist *sg, unsigned int sg_cnt)
-{
-	struct rtrs_clt_path *first;
-	int err = -ECONNABORTED;
-	size_t usr_len = 0, i;
-
-	for (i = 0; i < nr; i++)
-		usr_len += vec[i].iov_len;
-
-	rcu_read_lock();
-	first = rtrs_clt_mp_pick(clt);
-	if (first == skip)
-		first = NULL;
-	if (first) {
-		err = rtrs_clt_path_request(first, dir, ops, permit, vec, nr,
-					    usr_len, len, sg, sg_cnt);
-		if (!err || err == -EMSGSIZE || err == -EINVAL)
-			goto unlock;
-	}
-	err = rtrs_clt_request_others(clt, first, skip, dir, ops, permit,
-				      vec, nr, usr_len, len, sg, sg_cnt, err);
-unlock:
-	rcu_read_unlock();
-	return err;
-}
-
 /**
  * rtrs_clt_request() - send a READ or WRITE request to the server
  * @dir: READ or WRITE.
@@ -436,31 +290,6 @@ int rtrs_clt_request(int dir, struct rtrs_clt_req_ops *ops,
 			       sg_cnt);
 }
 EXPORT_SYMBOL_GPL(rtrs_clt_request);
-
-/**
- * rtrs_clt_resend() - send a request of a failed path over another one
- * @from: the failed path, drained.
- * @req: the request's slot on @from; its header buffer still holds the
- *	user message.
- *
- * Context: process context, with @from->init_mutex held.
- * Return: 0 when another path took the request, else a negative errno.
- */
-int rtrs_clt_resend(struct rtrs_clt_path *from, struct rtrs_clt_io_req *req)
-{
-	struct rtrs_clt_req_ops ops = {
-		.priv		= req->priv,
-		.conf_fn	= req->conf,
-	};
-	struct kvec vec = {
-		.iov_base	= req->iu->buf,
-		.iov_len	= req->usr_len,
-	};
-	int dir = req->dir == DMA_FROM_DEVICE ? READ : WRITE;
-
-	return rtrs_clt_submit(from->clt, from, dir, &ops, req->permit, &vec,
-			       1, req->data_len, req->sglist, req->sg_cnt);
-}
 
 /* Same address, as far as telling paths apart goes; ports are the session's. */
 static bool rtrs_clt_same_addr(const struct sockaddr_storage *a,
@@ -544,7 +373,7 @@ int rtrs_clt_add_path(struct rtrs_clt_sess *clt, const struct rtrs_addr *addr)
 		err = rtrs_clt_path_dev_add(path);
 	if (err) {
 		rtrs_clt_path_close(path);
-		rtrs_clt_path_free(path);
+		rtrs_clt_sess_drop_path(path);
 		goto unlock;
 	}
 	mutex_lock(&clt->paths_mutex);
@@ -605,7 +434,7 @@ int rtrs_clt_remove_path(struct rtrs_clt_path *path,
 
 	device_remove_file_self(&path->dev, attr);
 	rtrs_clt_path_close(path);
-	rtrs_clt_path_free(path);
+	rtrs_clt_sess_drop_path(path);
 
 	mutex_lock(&clt->change_mutex);
 	if (!--clt->removing)

@@ -5,8 +5,13 @@
  * This file holds the module, the server contexts and their listeners.
  * A context listens (IPv6-any dual-stack and AF_IB, on its port) while at
  * least one RDMA device exists; an ib_client tells us when devices come
- * and go.  Sessions and paths live in rtrs-srv-path.c, the chunk pool in
- * rtrs-srv-chunk.c, the IO path in rtrs-srv-io.c.
+ * and go.  The server's files call downward only: this one uses the
+ * sessions, paths and connections of rtrs-srv-path.c, which bring a path
+ * up through its INFO exchange (rtrs-srv-info.c) and show it in sysfs
+ * (sysfs/rtrs-srv-sysfs.c); requests are served in rtrs-srv-io.c, which
+ * takes chunks from rtrs-srv-chunk.c; all of them report what happens to
+ * a path to rtrs-srv-state.c.  Module parameters live where they are
+ * read, in rtrs-srv-path.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -20,57 +25,6 @@
 
 #include "rtrs-srv.h"
 
-/* Largest IO header plus user message, as mainline reserves it. */
-#define RTRS_SRV_MAX_HDR_SIZE	4096
-
-static unsigned int sess_queue_depth = 512;
-module_param(sess_queue_depth, uint, 0444);
-MODULE_PARM_DESC(sess_queue_depth,
-		 "Chunks, and so IOs in flight, per session (1-65535; default 512)");
-
-static unsigned int max_chunk_size = 128 << 10;
-module_param(max_chunk_size, uint, 0444);
-MODULE_PARM_DESC(max_chunk_size,
-		 "Bytes per chunk, a power of two of at least 8192; the largest IO is 4096 less (default 131072)");
-
-bool rtrs_srv_always_invalidate = true;
-module_param_named(always_invalidate, rtrs_srv_always_invalidate, bool,
-		   0444);
-MODULE_PARM_DESC(always_invalidate,
-		 "Invalidate and re-key each chunk for every IO (default Y)");
-
-/*
- * A path holds its queue pairs from its first connection on; one whose
- * client never completes it (the other connections or the INFO_REQ never
- * come) must not hold them forever.
- */
-unsigned int rtrs_srv_connect_timeout_sec = 60;
-module_param_named(connect_timeout_sec, rtrs_srv_connect_timeout_sec, uint,
-		   0644);
-MODULE_PARM_DESC(connect_timeout_sec,
-		 "Seconds a new path may take from its first connection to its INFO_REQ before it is closed; 0: no limit, above 86400: 86400 (default 60)");
-
-/*
- * Connections of paths not yet connected hold queue pairs for clients
- * that have proven nothing yet: a budget for all of them on a listening
- * port, and a smaller one for each client address, so that one client
- * cannot take the whole of it.  A client refused for the budget sees
- * -EBUSY and tries again later, as for any busy path.
- */
-unsigned int rtrs_srv_setup_cons_max = 1024;
-module_param_named(setup_cons_max, rtrs_srv_setup_cons_max, uint, 0644);
-MODULE_PARM_DESC(setup_cons_max,
-		 "Connections of paths being set up, on one port, beyond which connect requests are refused (default 1024)");
-
-unsigned int rtrs_srv_setup_cons_per_client = 256;
-module_param_named(setup_cons_per_client, rtrs_srv_setup_cons_per_client,
-		   uint, 0644);
-MODULE_PARM_DESC(setup_cons_per_client,
-		 "The same, from one client address (default 256)");
-
-struct workqueue_struct *rtrs_srv_wq;
-struct rtrs_ib_dev_pool rtrs_srv_dev_pool;
-
 /*
  * Contexts and devices.  rtrs_srv_dev_mutex protects rtrs_srv_ctx_list,
  * rtrs_srv_dev_count and the listeners of every context.
@@ -78,21 +32,6 @@ struct rtrs_ib_dev_pool rtrs_srv_dev_pool;
 static DEFINE_MUTEX(rtrs_srv_dev_mutex);
 static LIST_HEAD(rtrs_srv_ctx_list);
 static unsigned int rtrs_srv_dev_count;
-
-u32 rtrs_srv_queue_depth(void)
-{
-	return sess_queue_depth;
-}
-
-u32 rtrs_srv_chunk_size(void)
-{
-	return max_chunk_size;
-}
-
-u32 rtrs_srv_max_io_size(u32 chunk_size)
-{
-	return chunk_size - RTRS_SRV_MAX_HDR_SIZE;
-}
 
 static struct rdma_cm_id *rtrs_srv_listen(struct rtrs_srv_ctx *ctx,
 					  struct sockaddr *addr,
@@ -346,65 +285,6 @@ int rtrs_srv_get_queue_depth(struct rtrs_srv_sess *srv)
 }
 EXPORT_SYMBOL_GPL(rtrs_srv_get_queue_depth);
 
-static int rtrs_srv_check_params(void)
-{
-	if (!sess_queue_depth || sess_queue_depth > RTRS_MAX_QUEUE_DEPTH) {
-		pr_err("sess_queue_depth %u is not within 1-%u\n",
-		       sess_queue_depth, RTRS_MAX_QUEUE_DEPTH);
-		return -EINVAL;
-	}
-	if (max_chunk_size < RTRS_MIN_CHUNK_SIZE ||
-	    !is_power_of_2(max_chunk_size)) {
-		pr_err("max_chunk_size %u is not a power of two of at least %u\n",
-		       max_chunk_size, RTRS_MIN_CHUNK_SIZE);
-		return -EINVAL;
-	}
-	/* Every offset within a chunk must fit in the immediate's offset. */
-	if (ilog2(max_chunk_size) > rtrs_imm_off_bits(sess_queue_depth)) {
-		pr_err("%u chunks of %u bytes do not fit in the immediate data\n",
-		       sess_queue_depth, max_chunk_size);
-		return -EINVAL;
-	}
-	return 0;
-}
-
-#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
-/*
- * A send queue that runs out of room for answers is rare: its size fits
- * the session's queue depth.  The fault attribute fail_rtrs_srv_room
- * (debugfs) makes it happen on purpose, so that the answers waiting for
- * room, and their posting when room comes back, can be tested.
- */
-static DECLARE_FAULT_ATTR(rtrs_srv_room_attr);
-static struct dentry *rtrs_srv_room_dir;
-
-/**
- * rtrs_srv_room_fault() - should the send queue look full to an answer?
- *
- * Context: any context.
- * Return: true when the answer must behave as if it found no room.
- */
-bool rtrs_srv_room_fault(void)
-{
-	return should_fail(&rtrs_srv_room_attr, 1);
-}
-
-static void rtrs_srv_fault_init(void)
-{
-	rtrs_srv_room_dir = fault_create_debugfs_attr("fail_rtrs_srv_room",
-						      NULL,
-						      &rtrs_srv_room_attr);
-}
-
-static void rtrs_srv_fault_exit(void)
-{
-	debugfs_remove_recursive(rtrs_srv_room_dir);
-}
-#else
-static void rtrs_srv_fault_init(void) {}
-static void rtrs_srv_fault_exit(void) {}
-#endif
-
 static int __init rtrs_server_init(void)
 {
 	int err;
@@ -425,7 +305,7 @@ static int __init rtrs_server_init(void)
 	err = ib_register_client(&rtrs_srv_ib_client);
 	if (err)
 		goto sysfs_exit;
-	rtrs_srv_fault_init();
+	rtrs_srv_io_fault_init();
 	return 0;
 
 sysfs_exit:
@@ -439,7 +319,7 @@ destroy_pool:
 
 static void __exit rtrs_server_exit(void)
 {
-	rtrs_srv_fault_exit();
+	rtrs_srv_io_fault_exit();
 	ib_unregister_client(&rtrs_srv_ib_client);
 	rtrs_srv_sysfs_exit();
 	destroy_workqueue(rtrs_srv_wq);
