@@ -37,7 +37,7 @@ struct rtrs_ib_dev_pool rtrs_clt_dev_pool;
 /* Requests the queues of connection @cid must hold. */
 static u32 rtrs_clt_con_depth(struct rtrs_clt_path *path, unsigned int cid)
 {
-	return cid ? path->queue_depth : RTRS_CLT_ADMIN_DEPTH;
+	return cid ? path->lim.queue_depth : RTRS_CLT_ADMIN_DEPTH;
 }
 
 static bool rtrs_clt_con_is_poll(struct rtrs_clt_con *con)
@@ -239,12 +239,7 @@ static int rtrs_clt_con_route_resolved(struct rtrs_clt_con *con)
 static int rtrs_clt_path_learn(struct rtrs_clt_path *path,
 			       const struct rtrs_clt_limits *lim)
 {
-	path->queue_depth = lim->queue_depth;
-	path->max_io_size = lim->max_io_size;
-	path->max_hdr_size = lim->max_hdr_size;
-	path->chunk_size = lim->chunk_size;
-	path->off_bits = lim->off_bits;
-	path->flags = lim->flags;
+	path->lim = *lim;
 	return rtrs_clt_sess_set_limits(path);
 }
 
@@ -258,7 +253,7 @@ static int rtrs_clt_con_check_rsp(struct rtrs_clt_con *con,
 
 	/* Connections after the first must offer the first one's depth. */
 	err = rtrs_clt_check_conn_rsp(msg, len,
-				      con->c.cid ? path->queue_depth : 0, &lim);
+				      con->c.cid ? path->lim.queue_depth : 0, &lim);
 	if (err) {
 		pr_err_ratelimited("%s: connection %u: bad connection response: %pe\n",
 				   path->s.sessname, con->c.cid, ERR_PTR(err));
@@ -528,9 +523,9 @@ int rtrs_clt_con_post_recvs(struct rtrs_clt_con *con)
 	 * heartbeats can consume.
 	 */
 	con->recv_num = min(con->recv_num, RTRS_CLT_RECV_PER_IO *
-			    path->queue_depth + RTRS_CLT_WR_EXTRA - 1);
+			    path->lim.queue_depth + RTRS_CLT_WR_EXTRA - 1);
 
-	if (!(path->flags & RTRS_MSG_NEW_RKEY_F)) {
+	if (!(path->lim.flags & RTRS_MSG_NEW_RKEY_F)) {
 		for (i = 0; i < con->recv_num; i++) {
 			/* One fault point: the last receive, as a full queue. */
 			if (i == con->recv_num - 1 && rtrs_fault_inject())

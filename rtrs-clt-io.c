@@ -84,7 +84,7 @@ static void rtrs_clt_proto_error(struct rtrs_clt_con *con, const char *what,
 int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path)
 {
 	struct ib_device *ib_dev = path->s.dev->ib_dev;
-	u32 qd = path->queue_depth, i;
+	u32 qd = path->lim.queue_depth, i;
 	u32 nsge = path->max_pages_per_mr + 1, nwr = path->max_write_wrs - 1;
 	struct rtrs_clt_io_req *req;
 	struct ib_rdma_wr *wrs;
@@ -108,7 +108,7 @@ int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path)
 	if (!wrs)
 		return -ENOMEM;
 	path->reqs[0].wrs = wrs;
-	ius = rtrs_iu_alloc(qd, path->max_hdr_size, GFP_KERNEL, ib_dev,
+	ius = rtrs_iu_alloc(qd, path->lim.max_hdr_size, GFP_KERNEL, ib_dev,
 			    DMA_TO_DEVICE, rtrs_clt_write_done);
 	if (!ius)
 		return -ENOMEM;
@@ -144,10 +144,10 @@ void rtrs_clt_reqs_free(struct rtrs_clt_path *path)
 
 	if (!path->reqs)
 		return;
-	for (i = 0; i < path->queue_depth; i++)
+	for (i = 0; i < path->lim.queue_depth; i++)
 		if (path->reqs[i].mr)
 			ib_dereg_mr(path->reqs[i].mr);
-	rtrs_iu_free(path->reqs[0].iu, path->s.dev->ib_dev, path->queue_depth);
+	rtrs_iu_free(path->reqs[0].iu, path->s.dev->ib_dev, path->lim.queue_depth);
 	kfree(path->reqs[0].wrs);
 	kfree(path->reqs[0].sge);
 	kfree(path->reqs);
@@ -352,7 +352,7 @@ void rtrs_clt_wd_work(struct work_struct *work)
 
 	if (!rtrs_clt_path_connected(path))
 		return;
-	for (i = 0; i < path->queue_depth; i++) {
+	for (i = 0; i < path->lim.queue_depth; i++) {
 		req = &path->reqs[i];
 		/* Pairs with the release in rtrs_clt_req_start(). */
 		if (!smp_load_acquire(&req->in_use))
@@ -401,7 +401,7 @@ static struct rtrs_clt_io_req *rtrs_clt_rsp_req(struct rtrs_clt_con *con,
 	struct rtrs_clt_path *path = to_clt_path(con->c.path);
 	struct rtrs_clt_io_req *req;
 
-	if (msg_id >= path->queue_depth)
+	if (msg_id >= path->lim.queue_depth)
 		return NULL;
 	req = &path->reqs[msg_id];
 	/* Pairs with the release in rtrs_clt_req_start(). */
@@ -461,7 +461,7 @@ static int rtrs_clt_io_rsp(struct rtrs_clt_con *con, u32 imm)
 	u32 msg_id;
 	int errno;
 
-	if (!rtrs_clt_check_io_rsp(imm, path->queue_depth, &msg_id, &errno))
+	if (!rtrs_clt_check_io_rsp(imm, path->lim.queue_depth, &msg_id, &errno))
 		req = rtrs_clt_rsp_req(con, msg_id);
 	if (!req) {
 		rtrs_clt_proto_error(con, "answer to no request", imm);
@@ -548,7 +548,7 @@ static int rtrs_clt_process_rkey_rsp(struct rtrs_clt_con *con,
 	int errno;
 
 	if (rtrs_clt_check_rkey_rsp(iu->buf, wc->byte_len, imm,
-				    path->queue_depth, &msg_id, &errno, &rkey)) {
+				    path->lim.queue_depth, &msg_id, &errno, &rkey)) {
 		rtrs_clt_proto_error(con, "malformed rkey answer", imm);
 		return -EPROTO;
 	}
@@ -755,7 +755,7 @@ static int rtrs_clt_req_post(struct rtrs_clt_io_req *req, unsigned int first,
 				      hdr_len, DMA_TO_DEVICE);
 
 	imm = rtrs_io_req_imm(req - path->reqs, req->data_len + req->usr_len,
-			      path->off_bits);
+			      path->lim.off_bits);
 	rtrs_clt_req_start(req);
 	err = rtrs_iu_post_rdma_write_imm(&req->con->c, req->iu, sge,
 					  nsge + 1, rbuf->rkey,
@@ -875,8 +875,8 @@ static int rtrs_clt_req_check(struct rtrs_clt_path *path, int dir,
 		sizeof(struct rtrs_msg_rdma_read) + sizeof(struct rtrs_sg_desc) :
 		sizeof(struct rtrs_msg_rdma_write);
 
-	if (usr_len > U16_MAX || usr_len + hdr_len > path->max_hdr_size ||
-	    len > path->max_io_size)
+	if (usr_len > U16_MAX || usr_len + hdr_len > path->lim.max_hdr_size ||
+	    len > path->lim.max_io_size)
 		return -EMSGSIZE;
 	if (sg_cnt > path->max_pages_per_mr || (len && !sg_cnt) ||
 	    (dir == READ && !len && sg_cnt))
@@ -964,7 +964,7 @@ static int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
 	err = rtrs_clt_req_check(path, dir, usr_len, len, sg_cnt);
 	if (err)
 		return err;
-	if (WARN_ON_ONCE(permit->chunk >= path->queue_depth))
+	if (WARN_ON_ONCE(permit->chunk >= path->lim.queue_depth))
 		return -EINVAL;
 	req = &path->reqs[permit->chunk];
 	if (WARN_ON_ONCE(READ_ONCE(req->in_use)))
@@ -1116,7 +1116,7 @@ void rtrs_clt_reqs_failover(struct rtrs_clt_path *path)
 
 	if (!path->reqs)
 		return;
-	for (i = 0; i < path->queue_depth; i++) {
+	for (i = 0; i < path->lim.queue_depth; i++) {
 		req = &path->reqs[i];
 		if (!req->in_use)
 			continue;

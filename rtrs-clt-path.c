@@ -53,8 +53,8 @@ static void rtrs_clt_info_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	ib_dma_sync_single_for_cpu(path->s.dev->ib_dev, iu->dma_addr,
 				   iu->size, DMA_FROM_DEVICE);
-	err = rtrs_clt_check_info_rsp(iu->buf, wc->byte_len, path->queue_depth,
-				      path->chunk_size, path->rbufs);
+	err = rtrs_clt_check_info_rsp(iu->buf, wc->byte_len, path->lim.queue_depth,
+				      path->lim.chunk_size, path->rbufs);
 	if (err)
 		path->info_why = "malformed path info from server";
 out:
@@ -68,7 +68,7 @@ static int rtrs_clt_info_alloc(struct rtrs_clt_path *path)
 	size_t rx_size;
 
 	rx_size = sizeof(struct rtrs_msg_info_rsp) +
-		  path->queue_depth * sizeof(struct rtrs_sg_desc);
+		  path->lim.queue_depth * sizeof(struct rtrs_sg_desc);
 	path->info_rx_iu = rtrs_iu_alloc(1, rx_size, GFP_KERNEL, ib_dev,
 					 DMA_FROM_DEVICE,
 					 rtrs_clt_info_rsp_done);
@@ -188,7 +188,7 @@ static int rtrs_clt_path_connect(struct rtrs_clt_path *path)
 			continue;
 		rtrs_clt_path_learn_src(path);
 		path->rbufs = rtrs_fault_inject() ? NULL :
-			      kcalloc(path->queue_depth, sizeof(*path->rbufs),
+			      kcalloc(path->lim.queue_depth, sizeof(*path->rbufs),
 				      GFP_KERNEL);
 		if (!path->rbufs)
 			return -ENOMEM;

@@ -186,15 +186,15 @@ int rtrs_clt_sess_set_limits(struct rtrs_clt_path *path)
 	int err = 0;
 
 	mutex_lock(&clt->paths_mutex);
-	if (clt->queue_depth && clt->queue_depth != path->queue_depth) {
+	if (clt->queue_depth && clt->queue_depth != path->lim.queue_depth) {
 		pr_err_ratelimited("%s: server offers queue depth %u, the session has %u\n",
-				   clt->sessname, path->queue_depth,
+				   clt->sessname, path->lim.queue_depth,
 				   clt->queue_depth);
 		err = -EPROTO;
 	} else {
-		clt->queue_depth = path->queue_depth;
+		clt->queue_depth = path->lim.queue_depth;
 		clt->max_io_size = min_not_zero(clt->max_io_size,
-						path->max_io_size);
+						path->lim.max_io_size);
 		clt->max_segments = min(clt->max_segments,
 					path->max_pages_per_mr);
 	}

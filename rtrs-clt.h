@@ -301,6 +301,24 @@ struct rtrs_clt_io_req {
 };
 
 /**
+ * struct rtrs_clt_limits - what a connection response tells of a path
+ * @queue_depth: number of chunks, and so of requests in flight
+ * @max_io_size: largest data length of a request
+ * @max_hdr_size: header room of a chunk
+ * @chunk_size: @max_io_size + @max_hdr_size
+ * @off_bits: rtrs_imm_off_bits() of @queue_depth
+ * @flags: %RTRS_MSG_NEW_RKEY_F or not
+ */
+struct rtrs_clt_limits {
+	u32		queue_depth;
+	u32		max_io_size;
+	u32		max_hdr_size;
+	u32		chunk_size;
+	unsigned int	off_bits;
+	u32		flags;
+};
+
+/**
  * struct rtrs_clt_path - one path of a client session
  * @s: what the core knows of it
  * @dev: its sysfs directory, paths/<src@dst>/ of the session; its
@@ -338,12 +356,9 @@ struct rtrs_clt_io_req {
  * @hb_cqe: completion entry of heartbeats and their acks
  * @reqs: request slots, one per permit
  * @rbufs: the server's chunks
- * @queue_depth: number of chunks
- * @max_io_size: largest data length the server takes
- * @max_hdr_size: header room of a chunk
- * @chunk_size: @max_io_size + @max_hdr_size
- * @flags: flags of the server's connection response
- * @off_bits: bits of the immediate's chunk offset
+ * @lim: what the server offered in its connection response: the path's
+ *	queue depth, chunk and IO sizes; the session folds them into its
+ *	own (rtrs_clt_sess_set_limits())
  * @max_pages_per_mr: pages one MR maps
  * @max_send_sge: SGEs of one RDMA WRITE on an IO connection
  * @max_write_wrs: RDMA WRITEs one WRITE request may take
@@ -384,12 +399,7 @@ struct rtrs_clt_path {
 	struct ib_cqe		hb_cqe;
 	struct rtrs_clt_io_req	*reqs;
 	struct rtrs_rbuf	*rbufs;
-	u32			queue_depth;
-	u32			max_io_size;
-	u32			max_hdr_size;
-	u32			chunk_size;
-	u32			flags;
-	unsigned int		off_bits;
+	struct rtrs_clt_limits	lim;
 	u32			max_pages_per_mr;
 	u32			max_send_sge;
 	u32			max_write_wrs;
@@ -603,24 +613,6 @@ static inline bool rtrs_clt_path_connected(struct rtrs_clt_path *path)
 {
 	return READ_ONCE(path->state) == RTRS_CLT_CONNECTED;
 }
-
-/**
- * struct rtrs_clt_limits - what a connection response tells of a path
- * @queue_depth: number of chunks, and so of requests in flight
- * @max_io_size: largest data length of a request
- * @max_hdr_size: header room of a chunk
- * @chunk_size: @max_io_size + @max_hdr_size
- * @off_bits: rtrs_imm_off_bits() of @queue_depth
- * @flags: %RTRS_MSG_NEW_RKEY_F or not
- */
-struct rtrs_clt_limits {
-	u32		queue_depth;
-	u32		max_io_size;
-	u32		max_hdr_size;
-	u32		chunk_size;
-	unsigned int	off_bits;
-	u32		flags;
-};
 
 /* rtrs-clt-validate.c: checks of what the server sends. */
 int rtrs_clt_check_conn_rsp(const void *data, size_t len, u32 queue_depth,
