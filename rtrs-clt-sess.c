@@ -152,29 +152,48 @@ static bool rtrs_clt_bad_name(const char *pathname)
 
 /**
  * rtrs_clt_open() - open a client session to an RTRS server
- * @ops: the user's link event callback and private pointer; copied.
- * @pathname: name of the session; no '/' or '.', shorter than NAME_MAX.
- * @paths: source (optional) and destination of each path; copied.
- * @path_cnt: number of paths, 1 to %RTRS_MAX_PATHS.
- * @port: server port for paths added later.
- * @pdu_sz: bytes of user data allocated with every permit.
- * @reconnect_delay_sec: delay before a failed path reconnects.
- * @max_reconnect_attempts: reconnects of a path before it is given up;
- *	-1 forever, 0 never.
- * @nr_poll_queues: poll connections per path, on top of one IO connection
- *	per possible CPU.
+ * @ops: the user's link event callback and private pointer; copied, so
+ *	the struct need not outlive the call.  Neither @ops nor its link_ev
+ *	may be NULL.
+ * @pathname: NUL-terminated session name of 1 to NAME_MAX - 1 characters,
+ *	neither '/' nor '.' among them: it names the session's directory in
+ *	sysfs.  The server user reads it with rtrs_srv_get_path_name(); a
+ *	server refuses it while another of its sessions has it.
+ * @paths: @path_cnt source/destination pairs, one per path (see struct
+ *	rtrs_addr); copied.  Each destination already carries the server
+ *	port (or IB service ID), as rtrs_addr_to_sockaddr() puts it there.
+ * @path_cnt: number of entries in @paths, 1 to %RTRS_MAX_PATHS (128).
+ * @port: the server port (or IB service ID) of paths added later through
+ *	sysfs.
+ * @pdu_sz: bytes of user data to allocate with every permit.  This API
+ *	offers no accessor for that area; users pass 0.
+ * @reconnect_delay_sec: seconds to wait before reconnecting a path that
+ *	failed; up to a second more, at random, keeps paths from reconnecting
+ *	in lockstep.
+ * @max_reconnect_attempts: reconnect attempts per path before the path is
+ *	given up and closed; 0 never reconnects, -1 (or any negative value)
+ *	retries forever.
+ * @nr_poll_queues: number of polled connections per path, on top of the
+ *	admin connection and one interrupt-driven IO connection per possible
+ *	CPU; the user polls them with rtrs_clt_rdma_cq_direct().
  *
- * Connects the paths one by one.  The session opens when at least one of
- * them is established; the others keep trying in the background like
- * paths that failed later.  Mainline RTRS fails the open, and closes every
- * path, when any one path fails; a multipath session that starts degraded
- * is what a user of several paths wants, and one whose lost path comes
- * back later gets the same service.
+ * Connects the paths one by one and succeeds when at least one of them is
+ * established; the others keep reconnecting in the background as
+ * @reconnect_delay_sec and @max_reconnect_attempts say, like paths that
+ * failed later.  Mainline RTRS fails the open, and closes every path,
+ * when any one path fails; a multipath session that starts degraded is
+ * what a user of several paths wants, and one whose lost path comes back
+ * later gets the same service.  After a successful return,
+ * rtrs_clt_query() tells the session's limits and permits can be taken.
+ * Link events are delivered from then on, none for the paths this call
+ * connected.
  *
- * Context: process context; sleeps.
- * Return: the session, or an ERR_PTR(): -EINVAL for bad arguments,
- * -ENOMEM, -EEXIST when a session of that name exists, or the error of
- * the last path when none could be established.
+ * Context: process context; sleeps, for seconds when a peer is slow.
+ * Return: the session, or an ERR_PTR(): -EINVAL for a NULL @ops, link_ev
+ * or @paths, a bad @pathname or @path_cnt; -ENOMEM; -EEXIST when this
+ * host has a session of that name already (found once the paths are up,
+ * which are then closed again); or, when no path could be established,
+ * the error of the last one tried.
  */
 struct rtrs_clt_sess *rtrs_clt_open(struct rtrs_clt_ops *ops,
 				    const char *pathname,
@@ -228,14 +247,19 @@ EXPORT_SYMBOL_GPL(rtrs_clt_open);
 
 /**
  * rtrs_clt_close() - close a client session and free it
- * @clt: the session.
+ * @clt: session returned by rtrs_clt_open().
  *
- * Removes the session from sysfs (waiting for path changes under way),
- * takes every path down, which completes the requests in flight with
- * -ECONNABORTED, waits until the user has put every permit and frees the
- * session.  No link event is delivered once this has begun.
+ * Waits for the path changes made through sysfs that are under way and
+ * removes the session from sysfs, then stops the link events: one under
+ * way finishes first, none comes after.  Takes every path down, which
+ * completes each request still in flight through its
+ * &rtrs_clt_req_ops.conf_fn, with the server's answer when it came and
+ * -ECONNABORTED otherwise.  Then waits until every permit has been put
+ * back and frees the session.  The user must therefore put all its
+ * permits, without waiting for this call to return.  No callback of the
+ * session runs after this returns.
  *
- * Context: process context; sleeps.
+ * Context: process context, not &rtrs_clt_ops.link_ev; sleeps.
  */
 void rtrs_clt_close(struct rtrs_clt_sess *clt)
 {
@@ -259,25 +283,36 @@ EXPORT_SYMBOL_GPL(rtrs_clt_close);
 
 /**
  * rtrs_clt_request() - send a READ or WRITE request to the server
- * @dir: READ or WRITE.
- * @ops: completion callback and its pointer; copied.
+ * @dir: READ: the server sends data into @sg; WRITE: the data in @sg goes
+ *	to the server.
+ * @ops: completion callback and its private pointer; copied.
  * @clt: the session.
- * @permit: a permit of @clt not in use by another request.
- * @vec: user message; copied.
- * @nr: entries in @vec.
- * @len: bytes of data.
- * @sg: data buffer.
- * @sg_cnt: entries in @sg.
+ * @permit: a permit of @clt that no other request uses.
+ * @vec: user message, delivered to the server user as &rtrs_srv_ops.rdma_ev
+ *	@usr; copied, so it may live on the stack.
+ * @nr: number of entries in @vec.
+ * @len: bytes of data to transfer, at most &rtrs_attrs.max_io_size; 0 for
+ *	a request without data.
+ * @sg: the data buffer, DMA-mappable; for a READ it receives the data.
+ * @sg_cnt: number of entries in @sg, at most &rtrs_attrs.max_segments; 0
+ *	when @len is 0.
  *
- * Sends over the path the session's multipath policy picks; when that
- * path cannot post, tries the other connected paths in turn.  Should the
- * path fail before the answer, the request is sent again over another
- * path, and @ops->conf_fn is called once, with the final result.
+ * Posts the request on the connected path the session's multipath policy
+ * picks; when that path cannot post it, tries the other connected paths
+ * in turn.  Should the path fail before the answer, the request is sent
+ * again over another path, and @ops->conf_fn is still called once, with
+ * the final result.
  *
  * Context: any context; does not sleep.
- * Return: 0 when @ops->conf_fn will be called; otherwise -EMSGSIZE when the
- * message does not fit, -EINVAL for a malformed request, -ECONNABORTED
- * when no path is connected, or the error of the last path that failed.
+ * Return: 0 when the request is on its way and @ops->conf_fn will be
+ * called; otherwise a negative errno and @ops->conf_fn will not be called:
+ * -EMSGSIZE when the user message and the request header do not fit in the
+ * server's header room, or @len is more than the path takes; -EINVAL for a
+ * @dir other than READ or WRITE, more segments than the path takes, or
+ * @sg, @sg_cnt and @len that do not agree; -ECONNABORTED when no path is
+ * connected; or the error of the last path that failed to post it (-EAGAIN
+ * when its send queue was full, which happens only where the device capped
+ * its size).
  */
 int rtrs_clt_request(int dir, struct rtrs_clt_req_ops *ops,
 		     struct rtrs_clt_sess *clt, struct rtrs_permit *permit,
@@ -460,16 +495,24 @@ static int rtrs_clt_poll_con(struct rtrs_clt_path *path, unsigned int cid)
 }
 
 /**
- * rtrs_clt_rdma_cq_direct() - poll the completions of a poll connection
+ * rtrs_clt_rdma_cq_direct() - poll the completions of one polled connection
  * @clt: the session.
- * @index: IO connection index: connection @index + 1 of a path.
+ * @index: zero-based IO connection index, as blk-mq numbers its hardware
+ *	queues: connection @index + 1 of a path, connection 0 being the admin
+ *	one.  The polled connections asked for with @nr_poll_queues of
+ *	rtrs_clt_open() come after the interrupt-driven ones, one per possible
+ *	CPU, so the first of them has @index nr_cpu_ids.
  *
- * Polls that connection on the connected paths until one has completions.
- * Interrupt-driven connections are never polled: 0.
+ * Processes the completions of that connection on the first connected
+ * path that has any.  An @index of an interrupt-driven connection, or of
+ * none, finds nothing, and so does a connection another caller is polling
+ * at the moment.  rtrs_clt_request() puts requests on the interrupt-driven
+ * connections only (see @con_type of rtrs_clt_get_permit()), as mainline
+ * RTRS does: the polled connections carry none of them.
  *
  * Context: process context; does not sleep.
- * Return: completions processed, or -ECONNABORTED when no path is
- * connected.
+ * Return: the number of completions processed (0 for none), or
+ * -ECONNABORTED when no path is connected.
  */
 int rtrs_clt_rdma_cq_direct(struct rtrs_clt_sess *clt, unsigned int index)
 {
@@ -508,12 +551,17 @@ static bool rtrs_clt_is_connected(struct rtrs_clt_sess *clt)
 /**
  * rtrs_clt_query() - read the limits of a session
  * @clt: the session.
- * @attr: filled in on success.
+ * @attr: filled in on success, untouched otherwise.
  *
- * The largest IO is also bounded by what one MR maps, in 4 KiB pages.
+ * @attr->queue_depth is the number of permits the user may take: the
+ * server's queue depth less the few permits (none when that depth is 1)
+ * the session keeps for moving failed-over requests to other chunks (see
+ * "Failover and chunks" in Documentation/rtrs.rst).  The largest IO is
+ * also bounded by what one memory registration maps: @attr->max_segments
+ * pages of 4 KiB.
  *
  * Context: any context; does not sleep.
- * Return: 0, or -ECOMM when no path is connected.
+ * Return: 0, or -ECOMM when no path of the session is connected.
  */
 int rtrs_clt_query(struct rtrs_clt_sess *clt, struct rtrs_attrs *attr)
 {

@@ -82,41 +82,6 @@ struct rtrs_clt_ops {
 	void	(*link_ev)(void *priv, enum rtrs_clt_link_ev ev);
 };
 
-/**
- * rtrs_clt_open() - open a client session to an RTRS server
- * @ops: the user's link event callback and private pointer; copied.
- * @pathname: NUL-terminated session name, shorter than NAME_MAX; the
- *	server finds the session by it.  It names a sysfs directory, so it
- *	must contain neither '/' nor '.'.
- * @paths: @path_cnt source/destination pairs, one per path; copied.  Each
- *	destination already carries the server port (or IB service ID), as
- *	rtrs_addr_to_sockaddr() puts it there.
- * @path_cnt: number of entries in @paths, 1 to 128.
- * @port: the server port (or IB service ID) used for paths added later
- *	through sysfs.
- * @pdu_sz: bytes of user data to allocate with every permit.  This API
- *	offers no accessor for that area; users pass 0.
- * @reconnect_delay_sec: seconds to wait before trying to reconnect a path
- *	that failed (a small random delay is added on top).
- * @max_reconnect_attempts: reconnect attempts per path before the path is
- *	given up and closed; 0 disables reconnecting, -1 retries forever.
- * @nr_poll_queues: number of IO connections per path, on top of one per
- *	possible CPU, whose completion queues are not interrupt driven but
- *	polled by the user with rtrs_clt_rdma_cq_direct().
- *
- * Tries every path before it returns and succeeds when at least one is
- * established; a path that failed keeps reconnecting in the background as
- * @reconnect_delay_sec and @max_reconnect_attempts say.  (Mainline fails
- * the call when any path fails; a multipath session that starts degraded
- * is what a user of several paths wants.)  After a successful return the
- * session is connected, rtrs_clt_query() tells its limits, and permits can
- * be taken.
- *
- * Context: process context; sleeps, for seconds when a peer is slow.
- * Return: the session, or an ERR_PTR(): -EINVAL for a bad @pathname or
- * @path_cnt, -ENOMEM, or, when no path could be established, the error of
- * the last one tried.
- */
 struct rtrs_clt_sess *rtrs_clt_open(struct rtrs_clt_ops *ops,
 				    const char *pathname,
 				    const struct rtrs_addr *paths,
@@ -125,18 +90,6 @@ struct rtrs_clt_sess *rtrs_clt_open(struct rtrs_clt_ops *ops,
 				    s16 max_reconnect_attempts,
 				    u32 nr_poll_queues);
 
-/**
- * rtrs_clt_close() - close a client session and free it
- * @clt: session returned by rtrs_clt_open().
- *
- * Disconnects every path, which completes any request still in flight
- * with an error through its &rtrs_clt_req_ops.conf_fn, then waits until
- * every permit has been put back and frees the session.  The user must
- * therefore put all its permits, without waiting for this call to return.
- * No callback of the session runs after this returns.
- *
- * Context: process context; sleeps.
- */
 void rtrs_clt_close(struct rtrs_clt_sess *clt);
 
 /**
@@ -214,51 +167,11 @@ struct rtrs_clt_req_ops {
 	void	(*conf_fn)(void *priv, int err);
 };
 
-/**
- * rtrs_clt_request() - send a READ or WRITE request to the server
- * @dir: READ: the server sends data into @sg; WRITE: the data in @sg goes
- *	to the server.
- * @ops: completion callback and its private pointer; copied.
- * @clt: the session.
- * @permit: a permit of @clt that no other request uses.
- * @vec: user message, delivered to the server user as &rtrs_srv_ops.rdma_ev
- *	@usr; copied, so it may live on the stack.
- * @nr: number of entries in @vec.
- * @len: bytes of data to transfer, at most &rtrs_attrs.max_io_size.
- * @sg: the data buffer, DMA-mappable; for a READ it receives the data.
- * @sg_cnt: number of entries in @sg, at most &rtrs_attrs.max_segments.
- *
- * Posts the request on a connected path picked by the session's multipath
- * policy, trying the next path when posting fails.
- *
- * Context: any context; does not sleep.
- * Return: 0 when the request is on its way and @ops->conf_fn will be
- * called; otherwise a negative errno and @ops->conf_fn will not be called:
- * -EMSGSIZE when the user message and the request header do not fit in the
- * server's header room, -ECONNABORTED when no path is connected, or the
- * error of the last path that failed to post it (-EAGAIN when its send
- * queue was full, which happens only where the device capped its size).
- */
 int rtrs_clt_request(int dir, struct rtrs_clt_req_ops *ops,
 		     struct rtrs_clt_sess *clt, struct rtrs_permit *permit,
 		     const struct kvec *vec, size_t nr, size_t len,
 		     struct scatterlist *sg, unsigned int sg_cnt);
 
-/**
- * rtrs_clt_rdma_cq_direct() - poll the completions of one IO connection
- * @clt: the session.
- * @index: zero-based IO connection index, as blk-mq numbers its hardware
- *	queues; connection @index + 1 of a path, connection 0 being the
- *	admin one.  The polled connections asked for with @nr_poll_queues of
- *	rtrs_clt_open() come after the interrupt-driven ones.
- *
- * Processes the completions of that connection on the first connected path
- * that has any, calling &rtrs_clt_req_ops.conf_fn of finished requests.
- *
- * Context: process context; does not sleep.
- * Return: the number of completions processed (0 for none), or a negative
- * value when no path is connected.
- */
 int rtrs_clt_rdma_cq_direct(struct rtrs_clt_sess *clt, unsigned int index);
 
 /**
@@ -275,14 +188,6 @@ struct rtrs_attrs {
 	u32		max_segments;
 };
 
-/**
- * rtrs_clt_query() - read the limits of a session
- * @clt: the session.
- * @attr: filled in on success, untouched otherwise.
- *
- * Context: any context; does not sleep.
- * Return: 0, or -ECOMM when no path of the session is connected.
- */
 int rtrs_clt_query(struct rtrs_clt_sess *clt, struct rtrs_attrs *attr);
 
 /* Server side. */
