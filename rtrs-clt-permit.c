@@ -197,15 +197,21 @@ static struct rtrs_permit *rtrs_clt_wait_permit(struct rtrs_clt_sess *clt,
 /**
  * rtrs_clt_get_permit() - take a permit for one request
  * @clt: the session.
- * @con_type: %RTRS_IO_CON for the IO connection of the current CPU,
- *	%RTRS_ADMIN_CON for the admin connection.
- * @wait: %RTRS_PERMIT_WAIT sleeps until a permit is free;
- *	%RTRS_PERMIT_NOWAIT returns NULL at once.
+ * @con_type: connection the request will use: %RTRS_IO_CON for the IO
+ *	connection of the CPU the permit is taken on, %RTRS_ADMIN_CON for
+ *	the admin connection.
+ * @wait: what to do when all permits are taken: %RTRS_PERMIT_WAIT sleeps
+ *	until one is put back, %RTRS_PERMIT_NOWAIT returns NULL at once.
  *
- * Context: any context with %RTRS_PERMIT_NOWAIT; process context with
- * %RTRS_PERMIT_WAIT.
+ * A permit stands for one server chunk, and every request in flight holds
+ * one: a session has &rtrs_attrs.queue_depth of them for its user.
+ * Taking it up front is how the user feels back pressure before building
+ * a request.
+ *
+ * Context: any context with %RTRS_PERMIT_NOWAIT; process context, may
+ * sleep (uninterruptibly), with %RTRS_PERMIT_WAIT.
  * Return: the permit, or NULL when none is free and @wait is
- * %RTRS_PERMIT_NOWAIT.
+ * %RTRS_PERMIT_NOWAIT.  Never NULL with %RTRS_PERMIT_WAIT.
  */
 struct rtrs_permit *rtrs_clt_get_permit(struct rtrs_clt_sess *clt,
 					enum rtrs_clt_con_type con_type,
@@ -222,8 +228,14 @@ EXPORT_SYMBOL_GPL(rtrs_clt_get_permit);
 
 /**
  * rtrs_clt_put_permit() - give a permit back
- * @clt: the session the permit came from.
- * @permit: the permit; no request may use it any more.
+ * @clt: the session the permit was taken from.
+ * @permit: permit from rtrs_clt_get_permit() on @clt.  No request may use
+ *	it any more: put it once its &rtrs_clt_req_ops.conf_fn has been
+ *	called, or after rtrs_clt_request() failed.  NULL is refused with a
+ *	warning.
+ *
+ * Wakes one sleeper in rtrs_clt_get_permit(), if any, and rtrs_clt_close()
+ * when it waits for the permits.
  *
  * Context: any context.
  */

@@ -114,37 +114,10 @@ enum rtrs_clt_con_type {
 	RTRS_IO_CON
 };
 
-/**
- * rtrs_clt_get_permit() - take a permit for one request
- * @clt: the session.
- * @con_type: connection the request will use.
- * @wait: what to do when all permits are taken.
- *
- * A permit stands for one server chunk: a session has as many permits as
- * the server's queue depth (&rtrs_attrs.queue_depth), and every request in
- * flight holds one.  Taking it up front is how the user feels back
- * pressure before building a request.
- *
- * Context: any context with %RTRS_PERMIT_NOWAIT; process context, may
- * sleep, with %RTRS_PERMIT_WAIT.
- * Return: the permit, or NULL when none is free and @wait is
- * %RTRS_PERMIT_NOWAIT.  Never NULL with %RTRS_PERMIT_WAIT.
- */
 struct rtrs_permit *rtrs_clt_get_permit(struct rtrs_clt_sess *clt,
 					enum rtrs_clt_con_type con_type,
 					enum wait_type wait);
 
-/**
- * rtrs_clt_put_permit() - give a permit back
- * @clt: the session the permit was taken from.
- * @permit: permit from rtrs_clt_get_permit() on @clt.
- *
- * Wakes one sleeper in rtrs_clt_get_permit(), if any.  The permit must not
- * be in use by a request: put it after its &rtrs_clt_req_ops.conf_fn ran,
- * or after rtrs_clt_request() failed.
- *
- * Context: any context.
- */
 void rtrs_clt_put_permit(struct rtrs_clt_sess *clt,
 			 struct rtrs_permit *permit);
 
