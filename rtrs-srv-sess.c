@@ -148,12 +148,14 @@ static struct ib_client rtrs_srv_ib_client = {
 
 /**
  * rtrs_srv_open() - start serving RTRS clients
- * @ops: the user's callbacks; copied.
+ * @ops: the user's callbacks, both required; copied.
  * @port: port to listen on, for IP and, as IB service ID, for AF_IB.
  *
  * Listens on IPv6-any (dual-stack, so IPv4 clients connect too) and on
- * AF_IB while at least one RDMA device exists, and accepts client
- * sessions from then on.
+ * AF_IB, over every RDMA device, present and future, and accepts client
+ * sessions from then on.  While no RDMA device exists nothing listens:
+ * the first device to appear starts the listeners, and a failure then is
+ * only logged.
  *
  * Context: process context; sleeps.
  * Return: the server context, or an ERR_PTR(): -EINVAL when @ops lacks a
@@ -197,9 +199,11 @@ EXPORT_SYMBOL_GPL(rtrs_srv_open);
  * @ctx: context returned by rtrs_srv_open().
  *
  * Stops listening first, so no session can start meanwhile, then closes
- * every path of every session and waits until each one is torn down; each
- * session that was up gets %RTRS_SRV_LINK_EV_DISCONNECTED from that.  No
- * callback runs after this returns.
+ * every path of every session and waits until each one is torn down.
+ * Closing a path waits until the user has answered every request it
+ * took, with rtrs_srv_resp_rdma(); each session that was up then gets
+ * %RTRS_SRV_LINK_EV_DISCONNECTED.  Frees @ctx.  No callback runs after
+ * this returns.
  *
  * Context: process context; sleeps.
  */
@@ -240,12 +244,14 @@ EXPORT_SYMBOL_GPL(rtrs_srv_set_sess_priv);
  * @len: size of @pathname; a longer name is truncated, and the result is
  *	always NUL-terminated when @len is not 0.
  *
- * Takes the name from the first connected path of @srv, or from the path
- * whose INFO_REQ named it (the one a CONNECTED event is about).
+ * Takes the name from the first path of @srv that is connected or whose
+ * INFO_REQ has named it, so that it works from the
+ * %RTRS_SRV_LINK_EV_CONNECTED event already, whose path is not connected
+ * yet.
  *
  * Context: process context; may sleep.
  * Return: 0, or -ENOTCONN (@pathname untouched) when no path of @srv is
- * connected.
+ * connected or named.
  */
 int rtrs_srv_get_path_name(struct rtrs_srv_sess *srv, char *pathname,
 			   size_t len)
@@ -277,7 +283,9 @@ EXPORT_SYMBOL_GPL(rtrs_srv_get_path_name);
  *
  * Context: any context.
  * Return: the number of chunks of @srv, which is the number of requests
- * its client may have in flight (&rtrs_attrs.queue_depth on the client).
+ * its client may have in flight.  A client of this implementation keeps
+ * a few of them for failovers and offers its user the rest as
+ * &rtrs_attrs.queue_depth; mainline's client offers them all.
  */
 int rtrs_srv_get_queue_depth(struct rtrs_srv_sess *srv)
 {

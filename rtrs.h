@@ -212,29 +212,8 @@ struct rtrs_srv_ops {
 		       void *priv);
 };
 
-/**
- * rtrs_srv_open() - start serving RTRS clients
- * @ops: the user's callbacks; copied.
- * @port: port to listen on, for IP and, as IB service ID, for AF_IB.
- *
- * Listens on every RDMA device, present and future, and accepts client
- * sessions from then on.
- *
- * Context: process context; sleeps.
- * Return: the server context, or an ERR_PTR() with a negative errno.
- */
 struct rtrs_srv_ctx *rtrs_srv_open(struct rtrs_srv_ops *ops, u16 port);
 
-/**
- * rtrs_srv_close() - stop serving and close every session
- * @ctx: context returned by rtrs_srv_open().
- *
- * Stops listening, closes every path of every session (each established
- * session gets %RTRS_SRV_LINK_EV_DISCONNECTED) and frees @ctx.  No callback
- * runs after this returns.
- *
- * Context: process context; sleeps.
- */
 void rtrs_srv_close(struct rtrs_srv_ctx *ctx);
 
 /**
@@ -257,38 +236,11 @@ void rtrs_srv_close(struct rtrs_srv_ctx *ctx);
  */
 bool rtrs_srv_resp_rdma(struct rtrs_srv_op *id, int status);
 
-/**
- * rtrs_srv_set_sess_priv() - attach the user's pointer to a session
- * @srv: the session.
- * @priv: passed to &rtrs_srv_ops.rdma_ev and to the
- *	%RTRS_SRV_LINK_EV_DISCONNECTED event of @srv from then on.
- *
- * Context: any context; normally the %RTRS_SRV_LINK_EV_CONNECTED event.
- */
 void rtrs_srv_set_sess_priv(struct rtrs_srv_sess *srv, void *priv);
 
-/**
- * rtrs_srv_get_path_name() - name of a server session
- * @srv: the session.
- * @pathname: buffer for the name the client gave rtrs_clt_open().
- * @len: size of @pathname; a longer name is truncated, and the result is
- *	always NUL-terminated when @len is not 0.
- *
- * Context: process context; may sleep.
- * Return: 0, or -ENOTCONN (@pathname untouched) when no path of @srv is
- * connected.
- */
 int rtrs_srv_get_path_name(struct rtrs_srv_sess *srv, char *pathname,
 			   size_t len);
 
-/**
- * rtrs_srv_get_queue_depth() - queue depth of a server session
- * @srv: the session.
- *
- * Context: any context.
- * Return: the number of chunks of @srv, which is the number of requests
- * its client may have in flight (&rtrs_attrs.queue_depth on the client).
- */
 int rtrs_srv_get_queue_depth(struct rtrs_srv_sess *srv);
 
 /* Address helpers, in rtrs-core.ko. */
