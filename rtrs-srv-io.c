@@ -691,16 +691,16 @@ void rtrs_srv_wd_work(struct work_struct *work)
  * rtrs_srv_resp_rdma() - answer one request
  * @id: operation handed to the user by &rtrs_srv_ops.rdma_ev.
  * @status: 0, or the negative errno the client's
- *	&rtrs_clt_req_ops.conf_fn will see; magnitudes above 511 reach the
- *	client as -EIO.
+ *	&rtrs_clt_req_ops.conf_fn will see.  The protocol carries 9 bits of
+ *	it: magnitudes above 511 reach the client as -EIO.
  *
- * For a successful READ with a descriptor, first RDMA-writes the data
- * area to the client's buffer, then sends the status; with
- * always-invalidate the chunk is re-keyed and the new key travels with
- * the status.  When the client asked for it, its buffer is invalidated by
- * a SEND WITH INVALIDATE.  Must be called for every operation the user
- * took, even when its path has gone down meanwhile: closing a path waits
- * for all of them.  After the call @id belongs to rtrs again.
+ * With always-invalidate, the chunk is first re-keyed, and the new key
+ * travels with the status.  For a successful READ with data, the data
+ * area is then RDMA-written to the client's buffer; when the client asked
+ * for it, its buffer is invalidated by a SEND WITH INVALIDATE; last comes
+ * the status.  Must be called for every operation the user took, even
+ * when its path has gone down meanwhile: closing a path waits for all of
+ * them.  After the call @id belongs to rtrs again.
  *
  * Context: any context, including hard interrupt.
  * Return: true when the answer was posted, or dropped because the path is

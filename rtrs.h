@@ -216,24 +216,6 @@ struct rtrs_srv_ctx *rtrs_srv_open(struct rtrs_srv_ops *ops, u16 port);
 
 void rtrs_srv_close(struct rtrs_srv_ctx *ctx);
 
-/**
- * rtrs_srv_resp_rdma() - answer one request
- * @id: operation handed to the user by &rtrs_srv_ops.rdma_ev.
- * @status: 0, or the negative errno the client's
- *	&rtrs_clt_req_ops.conf_fn will see; its magnitude must fit in the
- *	9 bits the protocol carries.
- *
- * For a successful READ, first RDMA-writes the data area to the client's
- * buffer, then sends the status.  Must be called for every operation the
- * user took, even when its path has gone down meanwhile: closing a path
- * waits for all of them.  After the call @id belongs to rtrs again.
- *
- * Context: any context, including hard interrupt.
- * Return: true when the answer was posted, or dropped because the path is
- * no longer connected; false when the send queue was full and rtrs queued
- * the answer, to post it when room frees up.  Either way the user is done
- * with @id.
- */
 bool rtrs_srv_resp_rdma(struct rtrs_srv_op *id, int status);
 
 void rtrs_srv_set_sess_priv(struct rtrs_srv_sess *srv, void *priv);
