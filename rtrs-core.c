@@ -211,20 +211,22 @@ static int rtrs_find_separator(const char *s, size_t len, size_t *sep)
  *	no newline, no port.
  * @len: length of @str.  @str need not be NUL-terminated; nothing at or
  *	past @str[@len] is read, and a NUL before that ends the string.
- * @port: port for the destination.  An IP destination gets it in
+ * @port: port of the destination.  An IP destination gets it in
  *	sin_port/sin6_port; a GID destination gets it as IB service ID
  *	(RDMA_IB_IP_PS_IB | @port, all-ones mask) with P_Key 0xffff.  The
  *	source always gets port 0.
  * @addr: @addr->dst, and @addr->src when @str names a source, point to the
- *	storage to fill in.  Each filled sockaddr is zeroed first.
+ *	caller's storage to fill in.  Each filled sockaddr is zeroed first.
  *
  * Context: any context.
  * Return: 0 on success; @addr->src is then set to NULL when @str names no
  * source.  -EPROTONOSUPPORT when an address has no "ip:" or "gid:" prefix;
- * -EINVAL for an empty string or address, more than one separator, a bad
- * literal, a zone that is unknown, too long or on a non-link-local
- * address, or trailing characters.  On error the storage may be clobbered,
- * but @addr->src and @addr->dst themselves are left alone.
+ * -EINVAL for an empty string or address, more than one separator, an
+ * address longer than any valid one, a bad literal, a zone that is
+ * neither an interface name nor a decimal number, too long or on a
+ * non-link-local address, or trailing characters.  On error the storage
+ * may be clobbered, but @addr->src and @addr->dst themselves are left
+ * alone.
  */
 int rtrs_addr_to_sockaddr(const char *str, size_t len, u16 port,
 			  struct rtrs_addr *addr)
@@ -266,7 +268,7 @@ static int rtrs_ipv6_to_str(const struct sockaddr_in6 *sin6, char *buf,
 /**
  * sockaddr_to_str() - print an address in the form rtrs_addr_to_sockaddr()
  *	parses
- * @addr: the address.
+ * @addr: AF_INET, AF_INET6 or AF_IB address.
  * @buf: output buffer.
  * @len: size of @buf.
  *

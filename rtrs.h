@@ -227,58 +227,11 @@ int rtrs_srv_get_queue_depth(struct rtrs_srv_sess *srv);
 
 /* Address helpers, in rtrs-core.ko. */
 
-/**
- * rtrs_addr_to_sockaddr() - parse the text form of a path
- * @str: "[src@]dst", or mainline's legacy "src,dst", where each address is
- *	"ip:<IPv4>", "ip:<IPv6>[%<scope>]" or "gid:<GID>"; it need not be
- *	NUL-terminated.
- * @len: length of @str; nothing past @str[@len - 1] is read, and a NUL
- *	before that ends the string.
- * @port: port of the destination (its IB service ID for a GID); the source
- *	gets port 0.
- * @addr: @addr->src and @addr->dst point to the storage to fill in.
- *
- * See the definition for the details of the grammar.
- *
- * Context: any context.
- * Return: 0 on success, with @addr->src set to NULL when @str names no
- * source.  -EPROTONOSUPPORT when an address lacks a known prefix, -EINVAL
- * for any other malformed string.  On error the storage may be clobbered,
- * but the pointers @addr->src and @addr->dst are left alone.
- */
 int rtrs_addr_to_sockaddr(const char *str, size_t len, u16 port,
 			  struct rtrs_addr *addr);
 
-/**
- * sockaddr_to_str() - print an address in the form rtrs_addr_to_sockaddr()
- *	parses
- * @addr: AF_INET, AF_INET6 or AF_IB address.
- * @buf: output buffer.
- * @len: size of @buf.
- *
- * Prints "ip:<IPv4>", "ip:<IPv6>[%<scope id>]" or "gid:<GID>", and
- * "<invalid address family>" for any other family.
- *
- * Context: any context.
- * Return: the number of characters written to @buf, not counting the
- * terminating NUL; 0 when @len is 0.  The output is truncated to fit.
- */
 int sockaddr_to_str(const struct sockaddr *addr, char *buf, size_t len);
 
-/**
- * rtrs_addr_to_str() - print a path in the form rtrs_addr_to_sockaddr()
- *	parses
- * @addr: the path; @addr->src may be NULL.
- * @buf: output buffer.
- * @len: size of @buf.
- *
- * Prints "src@dst", or just "dst" when @addr->src is NULL, each address as
- * sockaddr_to_str() does.
- *
- * Context: any context.
- * Return: the number of characters written to @buf, not counting the
- * terminating NUL; 0 when @len is 0.  The output is truncated to fit.
- */
 int rtrs_addr_to_str(const struct rtrs_addr *addr, char *buf, size_t len);
 
 #endif /* RTRS_H */
