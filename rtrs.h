@@ -15,6 +15,10 @@
  *
  * The session, permit, server context and server operation types are opaque
  * to users: they only ever hold pointers to them.
+ *
+ * The types defined here are documented here; each function is documented
+ * once, at its definition in rtrs-clt*.c, rtrs-srv*.c or rtrs-core.c.
+ * Documentation/rtrs-api.rst gathers both.
  */
 #ifndef RTRS_H
 #define RTRS_H
