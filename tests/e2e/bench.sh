@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash source-path=SCRIPTDIR/../..
 #
 # The guest side of make bench (tests/harness/bench.sh), on the stock
 # kernel: one boot measures every stack over the same rxe pair and the same

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash source-path=SCRIPTDIR/../..
 #
 # Scenario (test kernel, one guest): allocation-failure injection.  Every
 # setup path fails at its N-th fault point, N = 1, 2, ... until it

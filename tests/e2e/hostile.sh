@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash source-path=SCRIPTDIR/../..
 #
 # Scenario (test kernel, one guest): peers that lie.  tests/peer/rtrs-peer
 # is a userspace RTRS 2.0 client and server on rxe1; our modules are on

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash source-path=SCRIPTDIR/../..
 #
 # Scenario (test kernel, two guests joined by a QEMU socket netdev): wire
 # interop of our modules with the mainline RTRS of Linux 6.1, both ways,

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash source-path=SCRIPTDIR/../..
 #
 # Scenario (test kernel, one guest): verified IO of tests/user/rtrs-test-clt
 # over one path (a veth pair, rxe on both ends) while netem drops packets

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash source-path=SCRIPTDIR/../..
 #
 # Scenario (test kernel, one guest): a session of tests/user/rtrs-test-clt
 # over two paths, each on its own veth pair with rxe on both ends, to

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 #
 # rnbd on our transport, sourced by guest scenarios: load the modules, map
 # and unmap remote devices through rnbd-client's sysfs.

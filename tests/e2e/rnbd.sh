@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash source-path=SCRIPTDIR/../..
 #
 # Scenario (test kernel, one guest): rnbd from Linux 6.1, unmodified, on
 # our rtrs modules over two rxe devices on a veth pair.  Maps a remote

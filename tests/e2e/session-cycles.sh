@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash source-path=SCRIPTDIR/../..
 #
 # Scenario (test kernel, one guest): what a session costs and that it all
 # comes back.  Our client against our server over two rxe devices on a

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash source-path=SCRIPTDIR/../..
 #
 # Scenario (test kernel, one guest): real sessions of our client against
 # our server over two rxe devices on a veth pair: the rtrs-session KUnit

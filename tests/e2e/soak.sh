@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash source-path=SCRIPTDIR/../..
 #
 # Scenario (test kernel, one guest): a bounded soak.  rnbd from Linux 6.1
 # maps a brd device over an rtrs session of two paths, each on its own

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 #
 # Scenario (Debian's stock kernel, one guest): the modules built against the
 # stock headers load and unload on the kernel users run, next to rxe.

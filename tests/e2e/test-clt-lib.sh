@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 #
 # The verified IO of tests/user/rtrs-test-clt, sourced by scenarios that
 # run it: its counters and whether it goes on.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 #
 # Guest topologies, sourced by scenarios.  Addresses come from the
 # documentation ranges only.

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 #
 # Scenario (test kernel, two guests joined by a QEMU socket netdev): rxe on
 # each side's NIC, and RDMA traffic between the guests: rping over RDMA CM,

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck source-path=SCRIPTDIR
 #
 # make bench: how this project's rtrs compares with mainline's, with
 # nvme-rdma and with raw rxe, on Debian's stock 6.1 kernel, in one guest

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck source-path=SCRIPTDIR
 #
 # make check: install what is missing, build the test kernel if the cache
 # lacks it, build the modules against the test kernel and against Debian's

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck source-path=SCRIPTDIR
 #
 # Add, build and install the modules through dkms.conf for a kernel that
 # need not be the running one, all in a scratch directory: its own DKMS

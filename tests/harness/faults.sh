@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck source-path=SCRIPTDIR
 #
 # make faults: the allocation-failure scenario (tests/e2e/faults.sh)
 # alone, with every fault point tried unless told otherwise, after the

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck source-path=SCRIPTDIR/../..
 #
 # PID 1 of a test guest.  Mounts what a test needs on top of the read-only
 # 9p root, runs $RTRS_SCRIPT with guest-lib.sh loaded, reports kmemleak, and

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 #
 # Helpers for scenario scripts that run inside a test guest.  Sourced by
 # guest-init.sh before each scenario.  Each check appends one line to

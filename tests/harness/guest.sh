@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck source-path=SCRIPTDIR
 #
 # Boot one test guest under QEMU (TCG), run a scenario script in it, and
 # judge the run.

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck source-path=SCRIPTDIR
 #
 # Build this directory the way it builds when dropped into a kernel tree:
 # as drivers/infiniband/ulp/rtrs-ng/ of Linux 6.1, next to mainline's

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash
 # Shared settings of the rtrs test harness.  Sourced, not run.
 
 RTRS_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

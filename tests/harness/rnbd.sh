@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck source-path=SCRIPTDIR
 #
 # Build rnbd from the Linux 6.1 source package, unmodified, out of tree
 # against our rtrs.h and our modules' Module.symvers.

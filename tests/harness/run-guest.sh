@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck shell=bash source-path=SCRIPTDIR/../..
 #
 # The guest side of make run (tests/harness/run.sh), on the stock kernel:
 # rxe over a veth pair, our rtrs modules and rnbd, a remote null_blk mapped

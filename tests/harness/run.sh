@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck source-path=SCRIPTDIR
 #
 # make run: the main job, on Debian's stock 6.1 kernel (no kernel build).
 # Builds our modules and rnbd against the stock headers, boots the stock

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck source-path=SCRIPTDIR
 #
 # make soak: the soak scenario (tests/e2e/soak.sh) alone, after the set-up
 # make check does for it: packages, the test kernel, our modules built

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck source-path=SCRIPTDIR
 #
 # Unpack Debian's stock 6.1 kernel (the one linux-image-amd64 points at)
 # into the cache, without installing it, and build the tiny initramfs that

@@ -1,5 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
+# shellcheck source-path=SCRIPTDIR
 #
 # Build the debug test kernel (Linux 6.1 from Debian's linux-source-6.1,
 # x86_64_defconfig plus tests/config/test-kernel.config) into the cache.
