@@ -35,6 +35,7 @@
 . "$RTRS_TOP/tests/e2e/test-clt-lib.sh"
 
 # The fault loops wait often and briefly.
+# shellcheck disable=SC2034 # read by wait_for (guest-lib.sh)
 WAIT_POLL=0.2
 
 # Progress goes to the scenario's log even from inside a check.
@@ -216,7 +217,8 @@ try_op() {
 # may be left.  Last, N past the count: OP succeeds untouched.
 #
 inject() {
-	local mode=$1 n stride tries=0 total budget=$NTH_BUDGET t0=$(date +%s)
+	local mode=$1 n stride tries=0 total budget=$NTH_BUDGET t0
+	t0=$(date +%s)
 	NAME=$2
 	shift 2
 	try_op "$mode" 1000000 "$@" || return 1

@@ -77,7 +77,7 @@ abi_match() {
 	[ -s "$live" ] || { echo "no files under $2"; return 1; }
 	diff "$doc" "$live" >/dev/null && return 0
 	echo "documented (<) and shown (>) differ:" \
-		$(diff "$doc" "$live" | grep '^[<>]')
+		"$(diff "$doc" "$live" | grep '^[<>]' | paste -s -d ' ' -)"
 	return 1
 }
 
@@ -384,7 +384,8 @@ check "no IO error from bad writes" no_io_errors
 # ---- remove_path / add_path cycles under IO ----------------------------
 
 cycle_paths() {
-	local i t0=$(date +%s)
+	local i t0
+	t0=$(date +%s)
 	for i in $(seq "$CYCLES"); do
 		echo 1 >"$CS/paths/$P2/remove_path" || { echo "cycle $i: remove failed"; return 1; }
 		[ ! -e "$CS/paths/$P2" ] || { echo "cycle $i: directory stayed"; return 1; }

@@ -88,7 +88,7 @@ both_up() {
 # monitor: a line "<boot time> <path 1> <path 2> <rnbd device>" in
 # soak/states for each change of a state, sampled every 0.2 s.
 monitor() {
-	local last= cur d
+	local last='' cur d
 	while [ ! -e "$STOP.monitor" ]; do
 		d=gone
 		[ -r "/sys/block/$DEV/rnbd/state" ] && read -r d <"/sys/block/$DEV/rnbd/state"
@@ -227,7 +227,7 @@ remove_counting() {
 # 3 s through add_path (retried until it connects).  Its counters are
 # kept; a refusal (the last path of a session stays) drops them.
 ev_path() {
-	local p=${P[$1]} i k
+	local p=${P[$1]} i k kv
 	local -A was
 	[ -d "$CS/paths/$p" ] || return
 	log_event "path remove $p"
@@ -237,7 +237,8 @@ ev_path() {
 		log_event "path remove $p refused"
 		return
 	fi
-	set -- $(<"$RTRS_TMP/gone")
+	read -r -a kv <"$RTRS_TMP/gone"
+	set -- "${kv[@]}"
 	while [ $# -ge 2 ]; do
 		was[$1]=$2
 		shift 2

@@ -105,10 +105,9 @@ kunit_run() {
 # rxe_add RXE NETDEV: put a soft-RoCE device on NETDEV and wait until its
 # port is ACTIVE.
 rxe_add() {
-	local i
 	modprobe rdma_rxe || return 1
 	rdma link add "$1" type rxe netdev "$2" || return 1
-	for i in $(seq 50); do
+	for _ in $(seq 50); do
 		rdma link show "$1/1" 2>/dev/null | grep -q 'state ACTIVE' && return 0
 		sleep 0.2
 	done

@@ -30,7 +30,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-name= kernel=test scripts= timeout=900 mem=2048 smp=2 net=none mac=1 peer=
+name='' kernel=test scripts='' timeout=900 mem=2048 smp=2 net=none mac=1 peer=''
 envs=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -135,7 +135,7 @@ BOOT_DEADLINE=${RTRS_BOOT_DEADLINE:-120}
 # boot was lost - instead of letting the scenario run to its end for
 # nothing.
 watch_boot() {
-	local pid=$1 booted= deadline=$((SECONDS + BOOT_DEADLINE))
+	local pid=$1 booted='' deadline=$((SECONDS + BOOT_DEADLINE))
 	while kill -0 "$pid" 2>/dev/null; do
 		sleep 2
 		if [ -z "$booted" ] && [ -f "$out/console.log" ]; then

@@ -65,6 +65,7 @@ step() {
 
 # job_stock_kernel: a job's first steps: a fresh LOGS, the packages it
 # needs, and Debian's stock kernel; sets sver, sdir and KDIR.
+# shellcheck disable=SC2034 # sver and KDIR are for the job that calls it
 job_stock_kernel() {
 	local h=$RTRS_TOP/tests/harness
 
@@ -79,6 +80,7 @@ job_stock_kernel() {
 # job_test_kernel: a job's first steps for a test-kernel guest: a fresh
 # LOGS, the packages, the test kernel and our modules built against it
 # in B; sets KDIR and B.
+# shellcheck disable=SC2034 # KDIR and B are for the job (and the eval below)
 job_test_kernel() {
 	local h=$RTRS_TOP/tests/harness
 
