@@ -318,7 +318,7 @@ wanted server && check "nth: load rtrs-server" inject nth server load \
 	"$b/rtrs-server.ko" "sess_queue_depth=$QD"
 check "kernel log clean: module load" log_clean load
 check "load rtrs-client" insmod "$b/rtrs-client.ko"
-check "load rtrs-server" insmod "$b/rtrs-server.ko" sess_queue_depth=$QD
+check "load rtrs-server" insmod "$b/rtrs-server.ko" "sess_queue_depth=$QD"
 
 # ---- rtrs_srv_open() ------------------------------------------------------
 

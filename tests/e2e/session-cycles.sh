@@ -21,7 +21,7 @@ cycles=${RTRS_CYCLES:-1000}
 MIB=1024
 
 # The server of the cycles: chunks of 8 KiB (4 KiB of data), 16 of them.
-CYCLE_SRV_ARGS="sess_queue_depth=16 max_chunk_size=8192"
+CYCLE_SRV_ARGS=(sess_queue_depth=16 max_chunk_size=8192)
 
 # Bounds, in KiB.  Right after a close, the KASAN shadow of freed vmalloc
 # areas is given back lazily, KASAN's quarantine holds freed objects, and
@@ -120,7 +120,7 @@ check "load the servers, default queue depth" load_server
 check "memory of one session" session_memory
 check "unload the servers" unload_server
 
-check "load the servers, $CYCLE_SRV_ARGS" load_server $CYCLE_SRV_ARGS
+check "load the servers, ${CYCLE_SRV_ARGS[*]}" load_server "${CYCLE_SRV_ARGS[@]}"
 check "$cycles open/IO/close cycles leave no memory behind" \
 	open_close_cycles "$cycles"
 check "unload the servers" unload_server

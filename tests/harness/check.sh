@@ -229,6 +229,7 @@ build test "$KDIR_TEST" C=1
 tool build/peer "$RTRS_RESULTS/build-peer.log" make -C "$RTRS_TOP/build/test/tests/peer"
 # The test server on mainline's rtrs.h and the test kernel's symbols, for
 # the interop scenario's held write against mainline's rtrs-server.
+# shellcheck disable=SC2317 # run by tool, below
 mainline_test_srv() {
 	local out=$RTRS_TOP/build/test/mainline-users src
 	src=$(rtrs_src_tree) || return 1

@@ -17,6 +17,7 @@ mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs tmpfs /run
 # A private /tmp, unless the tree under test lives there (a clone in /tmp).
+# shellcheck disable=SC2153 # RTRS_TOP comes from the kernel command line
 for d in /tmp /var/tmp; do
 	case "$RTRS_TOP/ $RTRS_SCRIPT $RTRS_MODDIR/" in
 	"$d"/*|*" $d"/*) ;;

@@ -10,12 +10,12 @@
 RESULTS=${RESULTS:-/run/results}
 
 pass() {
-	echo "PASS $RTRS_NAME/$1" >>$RESULTS/checks
+	echo "PASS $RTRS_NAME/$1" >>"$RESULTS/checks"
 	echo "ok: $1"
 }
 
 fail() {
-	echo "FAIL $RTRS_NAME/$1: $2" >>$RESULTS/checks
+	echo "FAIL $RTRS_NAME/$1: $2" >>"$RESULTS/checks"
 	echo "not ok: $1: $2"
 }
 
