@@ -222,6 +222,34 @@ hygiene() {
 	done
 }
 
+# The shell scripts: every *.sh and every file that starts with a #! to a
+# shell, through shellcheck, which follows what each sources.  Its
+# warnings and errors fail the one result (its notes are advice); the
+# first is the reason.
+shell_scripts() {
+	local f
+	source_files | while read -r f; do
+		[ -f "$RTRS_TOP/$f" ] || continue
+		if [[ "$f" == *.sh ]] ||
+			head -n 1 "$RTRS_TOP/$f" | grep -q -E '^#!.*/(env )?(ba|da|k)?sh( |$)'; then
+			echo "$f"
+		fi
+	done
+}
+
+shell_check() {
+	local log=$RTRS_RESULTS/shellcheck.log scripts=()
+	mapfile -t scripts < <(shell_scripts)
+	if [ ${#scripts[@]} -eq 0 ]; then
+		record FAIL "shellcheck/scripts" "no shell script found"
+	elif (cd "$RTRS_TOP" && shellcheck -S warning -x -f gcc "${scripts[@]}") \
+		>"$log" 2>&1; then
+		record PASS "shellcheck/scripts"
+	else
+		record FAIL "shellcheck/scripts" "$(head -n 1 "$log") (see $log)"
+	fi
+}
+
 phase builds
 rtrs_log "building against the test kernel (W=1 C=1) and the stock headers (W=1)"
 build test "$KDIR_TEST" C=1
@@ -249,8 +277,9 @@ rtrs_log "building through DKMS (stock headers) and in a copy of the 6.1 tree"
 dkms_build
 intree_build
 phase style-and-docs
-rtrs_log "checkpatch --strict, kernel-doc and the rst documents"
+rtrs_log "checkpatch --strict, kernel-doc, the rst documents and shellcheck"
 hygiene
+shell_check
 
 # ---- guests ------------------------------------------------------------
 

@@ -14,6 +14,7 @@ PKGS=(
 	linux-perf
 	libibverbs-dev librdmacm-dev
 	dkms python3-docutils
+	shellcheck
 )
 
 missing=()
