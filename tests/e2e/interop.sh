@@ -153,11 +153,6 @@ serve() {
 # used again within the 14 s, and the held write stores another
 # request's data: the server counts that in ios_clobbered.
 # (Documentation/rtrs.rst, "Failover and chunks".)
-TSP=/sys/module/rtrs_test_srv/parameters
-held_none() {
-	[ "$(cat "$TSP/held_now")" -eq 0 ]
-}
-
 held_serve() {
 	check "$C: load mainline rtrs_server" modprobe rtrs_server
 	check "$C: rtrs_server and rtrs_core are mainline" \
@@ -369,22 +364,7 @@ phase() {
 }
 
 # Phase C, the client's side: see held_serve.
-TCS=/sys/class/rtrs-client/rtrs-test-clt
-# tstat STAT: STAT summed over the test session's paths.
-tstat() {
-	cat "$TCS"/paths/*/stats/"$1" | awk '{ n += $1 } END { print n + 0 }'
-}
-tstat_above() {
-	[ "$(tstat "$1")" -gt "$2" ]
-}
-t_both_up() {
-	[ "$(cat "$TCS/paths/$PATH1/state")" = connected ] &&
-		[ "$(cat "$TCS/paths/$PATH2/state")" = connected ]
-}
-quarantine_over() {
-	[ "$(tstat quarantined)" -eq 0 ] && t_both_up
-}
-
+#
 # held_write: one LATE write, its failover and its quarantine.
 held_write() {
 	local f0
@@ -395,7 +375,7 @@ held_write() {
 		wait_for 40 tstat_above failovers "$f0"
 	check "$C: a chunk is quarantined" wait_for 10 tstat_above quarantined 0
 	check "$C: the quarantine ends with the failed path back" \
-		wait_for 90 quarantine_over
+		wait_for 90 quarantine_over "$PATH1" "$PATH2"
 	check "$C: io_timeout_sec off again" sh -c "echo 0 > '$TCS/io_timeout_sec'"
 }
 
@@ -405,7 +385,7 @@ held_client() {
 	check "$C: open a session over two paths" retry_until 60 \
 		insmod "$b/tests/user/rtrs-test-clt.ko" paths="$PATH1,$PATH2" \
 		threads=4 nice=19
-	check "$C: both paths connected" wait_for 60 t_both_up
+	check "$C: both paths connected" wait_for 60 tpaths_up "$PATH1" "$PATH2"
 	check "$C: start verified IO" sh -c "echo 1 > '$PARAMS/run'"
 	check "$C: IO flows" ios_grow 3
 	held_write

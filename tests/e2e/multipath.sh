@@ -276,22 +276,15 @@ check "no IO error while path 2 gave up" no_io_errors
 # (ios_clobbered); every block read back at the end holds the last
 # pattern written there (the copy sent again completed only after the
 # first one was stored).  Two rounds, one LATE write each.
-SP=/sys/module/rtrs_test_srv/parameters
 TRACING=/sys/kernel/tracing
 QEVENTS="rtrs_clt_submit rtrs_clt_quarantine rtrs_clt_quarantine_end"
-sum_pstat() { echo $(( $(pstat "$P1" "$1") + $(pstat "$P2" "$1") )); }
-sum_above() { [ "$(sum_pstat "$1")" -gt "$2" ]; }
-both_connected() { state_is "$P1" connected && state_is "$P2" connected; }
-quarantine_over() {
-	[ "$(sum_pstat quarantined)" -eq 0 ] && both_connected
-}
 late_round() {
 	local f0
-	f0=$(sum_pstat failovers)
+	f0=$(tstat failovers)
 	echo 1 >"$PARAMS/late_writes" || return 1
-	wait_for 40 sum_above failovers "$f0" || return 1
-	wait_for 60 quarantine_over || return 1
-	echo "failovers $f0 -> $(sum_pstat failovers)"
+	wait_for 40 tstat_above failovers "$f0" || return 1
+	wait_for 60 quarantine_over "$P1" "$P2" || return 1
+	echo "failovers $f0 -> $(tstat failovers)"
 }
 qtrace_on() {
 	local e
@@ -338,9 +331,8 @@ quarantine_kept() {
 		exit bad > 0
 	}' "$RTRS_TMP/qtrace"
 }
-held_none() { [ "$(cat "$SP/held_now")" -eq 0 ]; }
 check "io_timeout_sec is off by default" same_content "$CS/io_timeout_sec" 0
-check "server holds LATE writes 14 s" sh -c "echo 14000 > $SP/late_ms"
+check "server holds LATE writes 14 s" sh -c "echo 14000 > $TSP/late_ms"
 check "io_timeout_sec 8" sh -c "echo 8 > '$CS/io_timeout_sec'"
 check "client's submit and quarantine events on" qtrace_on
 check "a held write fails its path over; its chunk is quarantined until the path is back" late_round
@@ -350,8 +342,8 @@ check "client's events off, none lost" qtrace_off
 check "no request went into a quarantined chunk" quarantine_kept
 check "stop IO to read everything back" sh -c "echo 0 > $PARAMS/run"
 check "the server answered every held write" wait_for 30 held_none
-check "the held writes were stored late" test "$(cat "$SP/ios_late")" -ge 2
-check "no held write's chunk changed under it" test "$(cat "$SP/ios_clobbered")" -eq 0
+check "the held writes were stored late" test "$(cat "$TSP/ios_late")" -ge 2
+check "no held write's chunk changed under it" test "$(cat "$TSP/ios_clobbered")" -eq 0
 check "read back every block written" sh -c "echo 1 > $PARAMS/check"
 check "blocks were read back" counter_gt checked 0
 check "every block holds its last write" test "$(counter check_errors)" -eq 0
