@@ -399,21 +399,9 @@ static void bench_link_ev(void *priv, enum rtrs_clt_link_ev ev)
 static int __init rtrs_bench_clt_init(void)
 {
 	struct rtrs_clt_ops ops = { .link_ev = bench_link_ev };
-	struct sockaddr_storage (*ss)[2];
-	struct rtrs_addr *addrs;
-	int n;
 
-	addrs = kcalloc(BENCH_MAX_PATHS, sizeof(*addrs), GFP_KERNEL);
-	ss = kcalloc(BENCH_MAX_PATHS, sizeof(*ss), GFP_KERNEL);
-	n = addrs && ss ? rtrs_test_parse_paths(paths, port, addrs, ss,
-						BENCH_MAX_PATHS) : -ENOMEM;
-	if (n > 0)
-		bench_clt = rtrs_clt_open(&ops, sessname, addrs, n, port, 0, 1,
-					  -1, 0);
-	kfree(ss);
-	kfree(addrs);
-	if (n < 0)
-		return n;
+	bench_clt = rtrs_test_clt_open(&ops, sessname, paths, port,
+				       BENCH_MAX_PATHS, -1);
 	return PTR_ERR_OR_ZERO(bench_clt);
 }
 

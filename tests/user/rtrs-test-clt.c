@@ -427,26 +427,14 @@ static void test_link_ev(void *priv, enum rtrs_clt_link_ev ev)
 
 static int __init rtrs_test_clt_init(void)
 {
-	struct sockaddr_storage (*ss)[2];
 	struct rtrs_clt_ops ops = { .link_ev = test_link_ev };
-	struct rtrs_addr *addrs;
-	int n;
 
 	if (!threads || threads > TEST_MAX_THREADS || !io_size ||
 	    io_size > SZ_128K)
 		return -EINVAL;
 	INIT_WORK(&test_probe.work, test_probe_work);
-	addrs = kcalloc(TEST_MAX_PATHS, sizeof(*addrs), GFP_KERNEL);
-	ss = kcalloc(TEST_MAX_PATHS, sizeof(*ss), GFP_KERNEL);
-	n = addrs && ss ? rtrs_test_parse_paths(paths, port, addrs, ss,
-						TEST_MAX_PATHS) : -ENOMEM;
-	if (n > 0)
-		test_clt = rtrs_clt_open(&ops, sessname, addrs, n, port, 0, 1,
-					 max_reconnect_attempts, 0);
-	kfree(ss);
-	kfree(addrs);
-	if (n < 0)
-		return n;
+	test_clt = rtrs_test_clt_open(&ops, sessname, paths, port,
+				      TEST_MAX_PATHS, max_reconnect_attempts);
 	return PTR_ERR_OR_ZERO(test_clt);
 }
 
