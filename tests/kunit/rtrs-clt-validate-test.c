@@ -13,35 +13,9 @@
 #include <kunit/test.h>
 #include <linux/errno.h>
 #include <linux/string.h>
-#include <asm/unaligned.h>
 
 #include "rtrs-clt-validate.c"
-
-/* A field of a message to overwrite, little-endian; width 0: none. */
-struct patch {
-	u16 off;
-	u8 width;
-	u32 val;
-};
-
-static void apply(void *msg, const struct patch *p)
-{
-	switch (p->width) {
-	case 1:
-		*(u8 *)(msg + p->off) = p->val;
-		break;
-	case 2:
-		put_unaligned_le16(p->val, msg + p->off);
-		break;
-	case 4:
-		put_unaligned_le32(p->val, msg + p->off);
-		break;
-	}
-}
-
-#define P8(type, field, v)  { offsetof(type, field), 1, (v) }
-#define P16(type, field, v) { offsetof(type, field), 2, (v) }
-#define P32(type, field, v) { offsetof(type, field), 4, (v) }
+#include "rtrs-validate-test.h"
 
 /* Connection response. */
 
