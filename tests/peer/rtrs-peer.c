@@ -188,6 +188,17 @@ static struct con *con_of(struct rdma_cm_id *id)
 	return id->context;
 }
 
+/* Disconnect @c and free its QP, CQ and CM id; @c->id must be set. */
+static void con_destroy(struct con *c)
+{
+	rdma_disconnect(c->id);
+	if (c->id->qp)
+		rdma_destroy_qp(c->id);
+	if (c->cq)
+		ibv_destroy_cq(c->cq);
+	rdma_destroy_id(c->id);
+}
+
 /* Take one CM event within @ms and note what it says about its id. */
 static int next_event(int ms, struct rdma_cm_id **idp,
 		      enum rdma_cm_event_type *type)
@@ -659,14 +670,8 @@ static int case_half(unsigned int n)
 		next_event(end - now_ms(), &id, &type);
 	for (i = 0; i < n; i++) {
 		closed += cs[i].established && cs[i].disconnected;
-		if (!cs[i].id)
-			continue;
-		rdma_disconnect(cs[i].id);
-		if (cs[i].id->qp)
-			rdma_destroy_qp(cs[i].id);
-		if (cs[i].cq)
-			ibv_destroy_cq(cs[i].cq);
-		rdma_destroy_id(cs[i].id);
+		if (cs[i].id)
+			con_destroy(&cs[i]);
 	}
 	free(cs);
 	say("%u of the half sessions closed while held", closed);
@@ -1682,12 +1687,7 @@ static void cells_reset(void)
 
 		if (!c->id)
 			continue;
-		rdma_disconnect(c->id);
-		if (c->id->qp)
-			rdma_destroy_qp(c->id);
-		if (c->cq)
-			ibv_destroy_cq(c->cq);
-		rdma_destroy_id(c->id);
+		con_destroy(c);
 		memset(c, 0, sizeof(*c));
 	}
 	P.chunks = 0;
@@ -1775,16 +1775,8 @@ static void teardown(void)
 	unsigned int i;
 
 	for (i = 0; i < MAX_CONS; i++) {
-		struct con *c = &P.con[i];
-
-		if (!c->id)
-			continue;
-		rdma_disconnect(c->id);
-		if (c->id->qp)
-			rdma_destroy_qp(c->id);
-		if (c->cq)
-			ibv_destroy_cq(c->cq);
-		rdma_destroy_id(c->id);
+		if (P.con[i].id)
+			con_destroy(&P.con[i]);
 	}
 	if (P.lcon.id)
 		rdma_destroy_id(P.lcon.id);
