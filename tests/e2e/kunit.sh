@@ -6,12 +6,7 @@
 
 b=$(rtrs_build_dir)
 modprobe -a ib_core rdma_cm
-for m in rtrs-core rtrs-server rtrs-client; do
-	check "load $m" insmod "$b/$m.ko"
-done
-for m in rtrs-client rtrs-server rtrs-core; do
-	check "unload $m" rmmod "$m"
-done
+load_unload_rtrs
 
 # The suites may call into rtrs-core: load it under them.
 insmod "$b/rtrs-core.ko"

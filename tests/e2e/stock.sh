@@ -4,7 +4,6 @@
 # Scenario (Debian's stock kernel, one guest): the modules built against the
 # stock headers load and unload on the kernel users run, next to rxe.
 
-b=$(rtrs_build_dir)
 check "runs the stock kernel" grep -q -- "-amd64$" /proc/sys/kernel/osrelease
 check "modprobe veth" modprobe veth
 check "modprobe rdma_cm" modprobe -a ib_core rdma_cm
@@ -12,9 +11,4 @@ check "veth pair" ip link add veth0 type veth peer name veth1
 ip link set veth0 up
 ip link set veth1 up
 check "rxe on stock" rxe_add rxe0 veth0
-for m in rtrs-core rtrs-server rtrs-client; do
-	check "load $m" insmod "$b/$m.ko"
-done
-for m in rtrs-client rtrs-server rtrs-core; do
-	check "unload $m" rmmod "$m"
-done
+load_unload_rtrs

@@ -46,6 +46,18 @@ rtrs_build_dir() {
 	echo "$RTRS_TOP/build/$RTRS_KERNEL"
 }
 
+# load_unload_rtrs: our modules load, then unload, one check each.
+load_unload_rtrs() {
+	local b m
+	b=$(rtrs_build_dir)
+	for m in rtrs-core rtrs-server rtrs-client; do
+		check "load $m" insmod "$b/$m.ko"
+	done
+	for m in rtrs-client rtrs-server rtrs-core; do
+		check "unload $m" rmmod "$m"
+	done
+}
+
 # kunit_suites SOURCE.c...: the KUnit suites the sources define, one a
 # line: the .name of each struct kunit_suite.  Taken from the sources,
 # not from what ran, so that a suite that never registers shows as missing.
