@@ -189,6 +189,16 @@ intree_build() {
 	rm -rf "$RTRS_TOP/build/intree-src"
 }
 
+# record_quiet NAME OUT: PASS when a checker said nothing (OUT is what it
+# said), else FAIL with its first line.
+record_quiet() {
+	if [ -z "$2" ]; then
+		record PASS "$1"
+	else
+		record FAIL "$1" "$(head -1 <<<"$2")"
+	fi
+}
+
 # Style and documentation: checkpatch --strict and kernel-doc, per file;
 # the reStructuredText documents must parse without a docutils warning
 # (see rst-check.py for the kernel-doc directive).
@@ -198,27 +208,15 @@ hygiene() {
 	for f in $(source_files | grep -E '(^|/)Documentation/.*\.rst$'); do
 		out=$(python3 "$H/rst-check.py" "$src/scripts/kernel-doc" "$RTRS_TOP" \
 			"$RTRS_TOP/$f" 2>&1)
-		if [ -z "$out" ]; then
-			record PASS "rst/$f"
-		else
-			record FAIL "rst/$f" "$(head -1 <<<"$out")"
-		fi
+		record_quiet "rst/$f" "$out"
 	done
 	for f in $(source_files | grep -E '(\.[ch]|(^|/)Kconfig)$'); do
 		out=$(perl "$src/scripts/checkpatch.pl" --strict --no-tree --terse \
 			--show-types -f "$RTRS_TOP/$f" 2>&1 | grep -E ': (ERROR|WARNING|CHECK):')
-		if [ -z "$out" ]; then
-			record PASS "checkpatch/$f"
-		else
-			record FAIL "checkpatch/$f" "$(head -1 <<<"$out")"
-		fi
+		record_quiet "checkpatch/$f" "$out"
 		[[ "$f" == *Kconfig ]] && continue
 		out=$(perl "$src/scripts/kernel-doc" -none "$RTRS_TOP/$f" 2>&1)
-		if [ -z "$out" ]; then
-			record PASS "kernel-doc/$f"
-		else
-			record FAIL "kernel-doc/$f" "$(head -1 <<<"$out")"
-		fi
+		record_quiet "kernel-doc/$f" "$out"
 	done
 }
 
