@@ -218,6 +218,11 @@ hygiene() {
 		out=$(perl "$src/scripts/kernel-doc" -none "$RTRS_TOP/$f" 2>&1)
 		record_quiet "kernel-doc/$f" "$out"
 	done
+	# Each side's files call downward only, in the order of its header.
+	for f in rtrs-clt.h rtrs-srv.h; do
+		out=$(python3 "$H/layers.py" "$RTRS_TOP" "$f" 2>&1)
+		record_quiet "layers/$f" "$out"
+	done
 }
 
 # The shell scripts: every *.sh and every file that starts with a #! to a
