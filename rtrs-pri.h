@@ -15,6 +15,8 @@
 #include <linux/build_bug.h>
 #include <linux/limits.h>
 #include <linux/log2.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
 #include <linux/stddef.h>
 #include <linux/types.h>
 #include <linux/uuid.h>
@@ -623,5 +625,78 @@ static inline bool rtrs_fault_inject(void)
 	return false;
 }
 #endif
+
+/*
+ * Each set-up step that fail_rtrs can fail is written with one of the
+ * wrappers below, so that it reads as the plain call it guards.  Each use
+ * is one fault point: it asks rtrs_fault_inject() once, right before the
+ * step, and the step does not run when the answer is to fail.  The
+ * allocation wrappers are always inlined, so that kmemleak and slab
+ * debugging still see the caller as the allocation's origin.
+ */
+
+/**
+ * rtrs_fail_or() - a set-up step that fail_rtrs can fail
+ * @err: what the step returns when it fails
+ * @step: the step, evaluated only when fail_rtrs lets it run
+ *
+ * Return: @err when fail_rtrs fails the step, else the value of @step.
+ */
+#define rtrs_fail_or(err, step)	(rtrs_fault_inject() ? (err) : (step))
+
+/**
+ * rtrs_fail_last_or() - a loop's step that fail_rtrs can fail on the last run
+ * @last: whether this is the loop's last run, the only one that asks
+ * @err: what the step returns when it fails
+ * @step: the step, evaluated only when fail_rtrs lets it run
+ *
+ * A loop has a single fault point, on its last element, so that a failure
+ * unwinds all that the loop built before it.
+ *
+ * Return: @err when @last and fail_rtrs fails the step, else the value of
+ * @step.
+ */
+#define rtrs_fail_last_or(last, err, step) \
+	((last) && rtrs_fault_inject() ? (err) : (step))
+
+/**
+ * rtrs_kzalloc() - kzalloc() that fail_rtrs can fail
+ * @size: how many bytes
+ * @gfp: the allocation's flags
+ *
+ * Return: the zeroed memory, or NULL when fail_rtrs or kzalloc() fails.
+ */
+static __always_inline __alloc_size(1) void *rtrs_kzalloc(size_t size,
+							  gfp_t gfp)
+{
+	return rtrs_fault_inject() ? NULL : kzalloc(size, gfp);
+}
+
+/**
+ * rtrs_kcalloc() - kcalloc() that fail_rtrs can fail
+ * @n: how many elements
+ * @size: the size of one element
+ * @gfp: the allocation's flags
+ *
+ * Return: the zeroed array, or NULL when fail_rtrs or kcalloc() fails.
+ */
+static __always_inline __alloc_size(1, 2) void *rtrs_kcalloc(size_t n,
+							     size_t size,
+							     gfp_t gfp)
+{
+	return rtrs_fault_inject() ? NULL : kcalloc(n, size, gfp);
+}
+
+/**
+ * rtrs_alloc_percpu() - alloc_percpu() that fail_rtrs can fail
+ * @type: the type of each CPU's object
+ *
+ * A macro, as alloc_percpu() is.
+ *
+ * Return: the per-CPU pointer, or NULL when fail_rtrs or alloc_percpu()
+ * fails.
+ */
+#define rtrs_alloc_percpu(type) \
+	(rtrs_fault_inject() ? NULL : alloc_percpu(type))
 
 #endif /* RTRS_PRI_H */
