@@ -185,8 +185,9 @@ static int rtrs_clt_con_addr_resolved(struct rtrs_clt_con *con)
 	if (err)
 		return err;
 
-	return rtrs_fault_inject() ? -ENOMEM :
-	       rdma_resolve_route(con->c.cm_id, RTRS_CLT_CONNECT_TIMEOUT_MS);
+	return rtrs_fail_or(-ENOMEM,
+			    rdma_resolve_route(con->c.cm_id,
+					       RTRS_CLT_CONNECT_TIMEOUT_MS));
 }
 
 static void rtrs_clt_con_fill_req(struct rtrs_clt_con *con,
@@ -226,11 +227,11 @@ static int rtrs_clt_con_route_resolved(struct rtrs_clt_con *con)
 	mutex_lock(&con->cm_mutex);
 	if (con->dead || !con->c.qp)
 		err = -ECONNABORTED;
-	else if (rtrs_fault_inject())
-		err = -ENOMEM;
 	else
-		err = rdma_set_ack_timeout(con->c.cm_id, RTRS_ACK_TIMEOUT) ?:
-		      rdma_connect_locked(con->c.cm_id, &param);
+		err = rtrs_fail_or(-ENOMEM,
+				   rdma_set_ack_timeout(con->c.cm_id,
+							RTRS_ACK_TIMEOUT) ?:
+				   rdma_connect_locked(con->c.cm_id, &param));
 	mutex_unlock(&con->cm_mutex);
 	return err;
 }
@@ -375,7 +376,7 @@ static struct rtrs_clt_con *rtrs_clt_con_alloc(struct rtrs_clt_path *path,
 {
 	struct rtrs_clt_con *con;
 
-	con = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*con), GFP_KERNEL);
+	con = rtrs_kzalloc(sizeof(*con), GFP_KERNEL);
 	if (!con)
 		return NULL;
 
@@ -398,12 +399,10 @@ static int rtrs_clt_con_resolve(struct rtrs_clt_con *con)
 
 	if (s->src_addr.ss_family != AF_UNSPEC)
 		src = (struct sockaddr *)&s->src_addr;
-	if (rtrs_fault_inject())
-		return -ENOMEM;
-
-	return rdma_resolve_addr(con->c.cm_id, src,
-				 (struct sockaddr *)&s->dst_addr,
-				 RTRS_CLT_CONNECT_TIMEOUT_MS);
+	return rtrs_fail_or(-ENOMEM,
+			    rdma_resolve_addr(con->c.cm_id, src,
+					      (struct sockaddr *)&s->dst_addr,
+					      RTRS_CLT_CONNECT_TIMEOUT_MS));
 }
 
 /**
@@ -432,9 +431,9 @@ int rtrs_clt_con_connect(struct rtrs_clt_path *path, unsigned int cid)
 		return -ENOMEM;
 	path->s.con[cid] = &con->c;
 
-	cm_id = rtrs_fault_inject() ? ERR_PTR(-ENOMEM) :
-		rdma_create_id(&init_net, rtrs_clt_cm_handler, con,
-			       RDMA_PS_TCP, IB_QPT_RC);
+	cm_id = rtrs_fail_or(ERR_PTR(-ENOMEM),
+			     rdma_create_id(&init_net, rtrs_clt_cm_handler,
+					    con, RDMA_PS_TCP, IB_QPT_RC));
 	if (IS_ERR(cm_id))
 		return PTR_ERR(cm_id);
 	con->c.cm_id = cm_id;
@@ -528,9 +527,9 @@ int rtrs_clt_con_post_recvs(struct rtrs_clt_con *con)
 	if (!(path->lim.flags & RTRS_MSG_NEW_RKEY_F)) {
 		for (i = 0; i < con->recv_num; i++) {
 			/* One fault point: the last receive, as a full queue. */
-			if (i == con->recv_num - 1 && rtrs_fault_inject())
-				return -ENOMEM;
-			err = rtrs_post_recv_empty(&con->c, &con->recv_cqe);
+			err = rtrs_fail_last_or(i == con->recv_num - 1, -ENOMEM,
+						rtrs_post_recv_empty(&con->c,
+								     &con->recv_cqe));
 			if (err)
 				return err;
 		}

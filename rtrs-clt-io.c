@@ -94,17 +94,14 @@ int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path)
 
 	lockdep_assert_held(&path->init_mutex);
 
-	path->reqs = rtrs_fault_inject() ? NULL :
-		     kcalloc(qd, sizeof(*path->reqs), GFP_KERNEL);
+	path->reqs = rtrs_kcalloc(qd, sizeof(*path->reqs), GFP_KERNEL);
 	if (!path->reqs)
 		return -ENOMEM;
-	sges = rtrs_fault_inject() ? NULL :
-	       kcalloc(qd, nsge * sizeof(*sges), GFP_KERNEL);
+	sges = rtrs_kcalloc(qd, nsge * sizeof(*sges), GFP_KERNEL);
 	if (!sges)
 		return -ENOMEM;
 	path->reqs[0].sge = sges;
-	wrs = rtrs_fault_inject() ? NULL :
-	      kcalloc(qd, max(nwr, 1U) * sizeof(*wrs), GFP_KERNEL);
+	wrs = rtrs_kcalloc(qd, max(nwr, 1U) * sizeof(*wrs), GFP_KERNEL);
 	if (!wrs)
 		return -ENOMEM;
 	path->reqs[0].wrs = wrs;
@@ -120,9 +117,10 @@ int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path)
 		req->wrs = &wrs[i * max(nwr, 1U)];
 		req->inv_cqe.done = rtrs_clt_inv_done;
 		/* One fault point for the MRs: the last, after the others. */
-		mr = i == qd - 1 && rtrs_fault_inject() ? ERR_PTR(-ENOMEM) :
-		     ib_alloc_mr(path->s.dev->ib_pd, IB_MR_TYPE_MEM_REG,
-				 path->max_pages_per_mr);
+		mr = rtrs_fail_last_or(i == qd - 1, ERR_PTR(-ENOMEM),
+				       ib_alloc_mr(path->s.dev->ib_pd,
+						   IB_MR_TYPE_MEM_REG,
+						   path->max_pages_per_mr));
 		if (IS_ERR(mr))
 			return PTR_ERR(mr);
 		req->mr = mr;

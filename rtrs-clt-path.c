@@ -187,9 +187,8 @@ static int rtrs_clt_path_connect(struct rtrs_clt_path *path)
 		if (cid)
 			continue;
 		rtrs_clt_path_learn_src(path);
-		path->rbufs = rtrs_fault_inject() ? NULL :
-			      kcalloc(path->lim.queue_depth, sizeof(*path->rbufs),
-				      GFP_KERNEL);
+		path->rbufs = rtrs_kcalloc(path->lim.queue_depth,
+					   sizeof(*path->rbufs), GFP_KERNEL);
 		if (!path->rbufs)
 			return -ENOMEM;
 	}
@@ -482,7 +481,7 @@ struct rtrs_clt_path *rtrs_clt_path_alloc(struct rtrs_clt_sess *clt,
 {
 	struct rtrs_clt_path *path;
 
-	path = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*path), GFP_KERNEL);
+	path = rtrs_kzalloc(sizeof(*path), GFP_KERNEL);
 	if (!path)
 		return ERR_PTR(-ENOMEM);
 	/* From here on the release of @path->dev frees it all. */
@@ -493,10 +492,9 @@ struct rtrs_clt_path *rtrs_clt_path_alloc(struct rtrs_clt_sess *clt,
 
 	path->s.irq_con_num = 1 + nr_cpu_ids;
 	path->s.con_num = path->s.irq_con_num + clt->nr_poll_queues;
-	path->s.con = rtrs_fault_inject() ? NULL :
-		      kcalloc(path->s.con_num, sizeof(*path->s.con), GFP_KERNEL);
-	path->stats.pcpu = rtrs_fault_inject() ? NULL :
-			   alloc_percpu(struct rtrs_clt_cpu_stats);
+	path->s.con = rtrs_kcalloc(path->s.con_num, sizeof(*path->s.con),
+				   GFP_KERNEL);
+	path->stats.pcpu = rtrs_alloc_percpu(struct rtrs_clt_cpu_stats);
 	if (!path->s.con || !path->stats.pcpu) {
 		rtrs_clt_path_free(path);
 		return ERR_PTR(-ENOMEM);

@@ -92,8 +92,8 @@ int rtrs_clt_permits_alloc(struct rtrs_clt_sess *clt)
 	u32 i;
 	int err;
 
-	clt->permits = rtrs_fault_inject() ? NULL :
-		       kcalloc(clt->queue_depth, clt->permit_size, GFP_KERNEL);
+	clt->permits = rtrs_kcalloc(clt->queue_depth, clt->permit_size,
+				    GFP_KERNEL);
 	if (!clt->permits)
 		return -ENOMEM;
 	for (i = 0; i < clt->queue_depth; i++) {
@@ -103,9 +103,10 @@ int rtrs_clt_permits_alloc(struct rtrs_clt_sess *clt)
 		INIT_LIST_HEAD(&permit->entry);
 	}
 
-	err = rtrs_fault_inject() ? -ENOMEM :
-	      sbitmap_queue_init_node(&clt->permits_map, clt->queue_depth, -1,
-				      false, GFP_KERNEL, NUMA_NO_NODE);
+	err = rtrs_fail_or(-ENOMEM,
+			   sbitmap_queue_init_node(&clt->permits_map,
+						   clt->queue_depth, -1, false,
+						   GFP_KERNEL, NUMA_NO_NODE));
 	if (err) {
 		kfree(clt->permits);
 		clt->permits = NULL;

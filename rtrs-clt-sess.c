@@ -29,7 +29,7 @@ static struct rtrs_clt_sess *rtrs_clt_sess_alloc(struct rtrs_clt_ops *ops,
 {
 	struct rtrs_clt_sess *clt;
 
-	clt = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*clt), GFP_KERNEL);
+	clt = rtrs_kzalloc(sizeof(*clt), GFP_KERNEL);
 	if (!clt)
 		return NULL;
 	INIT_LIST_HEAD(&clt->paths_list);
@@ -43,7 +43,7 @@ static struct rtrs_clt_sess *rtrs_clt_sess_alloc(struct rtrs_clt_ops *ops,
 	INIT_LIST_HEAD(&clt->orphans);
 	/* From here on the release of @clt->dev frees it. */
 	rtrs_clt_sess_dev_init(clt);
-	clt->rr_seq = rtrs_fault_inject() ? NULL : alloc_percpu(unsigned int);
+	clt->rr_seq = rtrs_alloc_percpu(unsigned int);
 	if (!clt->rr_seq) {
 		put_device(&clt->dev);
 		return NULL;

@@ -389,12 +389,12 @@ static struct rtrs_ib_dev *rtrs_ib_dev_create(struct rtrs_ib_dev_pool *pool,
 
 	lockdep_assert_held(&pool->mutex);
 
-	dev = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*dev), GFP_KERNEL);
+	dev = rtrs_kzalloc(sizeof(*dev), GFP_KERNEL);
 	if (!dev)
 		return ERR_PTR(-ENOMEM);
 
-	pd = rtrs_fault_inject() ? ERR_PTR(-ENOMEM) :
-				   ib_alloc_pd(ib_dev, pool->pd_flags);
+	pd = rtrs_fail_or(ERR_PTR(-ENOMEM),
+			  ib_alloc_pd(ib_dev, pool->pd_flags));
 	if (IS_ERR(pd)) {
 		kfree(dev);
 		return ERR_CAST(pd);
@@ -520,14 +520,14 @@ struct rtrs_iu *rtrs_iu_alloc(u32 count, size_t size, gfp_t gfp,
 	if (!count || !size)
 		return NULL;
 
-	ius = rtrs_fault_inject() ? NULL : kcalloc(count, sizeof(*ius), gfp);
+	ius = rtrs_kcalloc(count, sizeof(*ius), gfp);
 	if (!ius)
 		return NULL;
 
 	for (i = 0; i < count; i++) {
 		/* One fault point for the buffers: the last, after the others. */
-		if ((i == count - 1 && rtrs_fault_inject()) ||
-		    rtrs_iu_map(&ius[i], size, gfp, dev, dir))
+		if (rtrs_fail_last_or(i == count - 1, -ENOMEM,
+				      rtrs_iu_map(&ius[i], size, gfp, dev, dir)))
 			goto unwind;
 		ius[i].cqe.done = done;
 	}
@@ -845,6 +845,20 @@ static void rtrs_qp_event(struct ib_event *ev, void *ctx)
 			    ib_event_msg(ev->event), ev->event);
 }
 
+/* A CQ of its own when polled directly, else one shared from the pool. */
+static struct ib_cq *rtrs_cq_get(struct rtrs_con *con, int cq_vector,
+				 int nr_cqe, enum ib_poll_context poll_ctx)
+{
+	struct ib_device *ib_dev = con->cm_id->device;
+
+	if (poll_ctx == IB_POLL_DIRECT)
+		return ib_alloc_cq(ib_dev, con, nr_cqe,
+				   cq_vector < 0 ? 0 :
+				   cq_vector % ib_dev->num_comp_vectors,
+				   poll_ctx);
+	return ib_cq_pool_get(ib_dev, nr_cqe, cq_vector, poll_ctx);
+}
+
 static int rtrs_cq_create(struct rtrs_con *con, int cq_vector, int nr_cqe,
 			  enum ib_poll_context poll_ctx)
 {
@@ -854,15 +868,8 @@ static int rtrs_cq_create(struct rtrs_con *con, int cq_vector, int nr_cqe,
 	if (nr_cqe <= 0 || nr_cqe > ib_dev->attrs.max_cqe)
 		return -EINVAL;
 
-	if (rtrs_fault_inject())
-		cq = ERR_PTR(-ENOMEM);
-	else if (poll_ctx == IB_POLL_DIRECT)
-		cq = ib_alloc_cq(ib_dev, con, nr_cqe,
-				 cq_vector < 0 ? 0 :
-				 cq_vector % ib_dev->num_comp_vectors,
-				 poll_ctx);
-	else
-		cq = ib_cq_pool_get(ib_dev, nr_cqe, cq_vector, poll_ctx);
+	cq = rtrs_fail_or(ERR_PTR(-ENOMEM),
+			  rtrs_cq_get(con, cq_vector, nr_cqe, poll_ctx));
 	if (IS_ERR(cq))
 		return PTR_ERR(cq);
 
@@ -906,8 +913,7 @@ static int rtrs_qp_create(struct rtrs_con *con, struct ib_pd *pd,
 	};
 	int err;
 
-	err = rtrs_fault_inject() ? -ENOMEM :
-				    rdma_create_qp(con->cm_id, pd, &init_attr);
+	err = rtrs_fail_or(-ENOMEM, rdma_create_qp(con->cm_id, pd, &init_attr));
 	if (err)
 		return err;
 
@@ -1178,8 +1184,13 @@ EXPORT_SYMBOL_GPL(rtrs_hb_ack_received);
 /*
  * Fault injection: the setup steps of client and server ask
  * rtrs_fault_inject() before each thing that can fail, and fail as that
- * thing would when it says so.  Driven through debugfs, fail_rtrs/ (see
- * Documentation/fault-injection/), and by fail-nth in task context.
+ * thing would when it says so.  They ask through the wrappers next to its
+ * declaration in rtrs-pri.h, each use one fault point: rtrs_kzalloc(),
+ * rtrs_kcalloc() and rtrs_alloc_percpu() for allocations, rtrs_fail_or()
+ * for any other step, given the error the step returns when it fails, and
+ * rtrs_fail_last_or() for a loop's step, a point on the last run only.
+ * Driven through debugfs, fail_rtrs/ (see Documentation/fault-injection/),
+ * and by fail-nth in task context.
  */
 static DECLARE_FAULT_ATTR(rtrs_fail_attr);
 static struct dentry *rtrs_fail_dir;

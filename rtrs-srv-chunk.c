@@ -29,9 +29,8 @@ static int rtrs_srv_alloc_owners(struct rtrs_srv_sess *sess)
 {
 	u32 i;
 
-	sess->owners = rtrs_fault_inject() ? NULL :
-		       kcalloc(sess->queue_depth, sizeof(*sess->owners),
-			       GFP_KERNEL);
+	sess->owners = rtrs_kcalloc(sess->queue_depth, sizeof(*sess->owners),
+				    GFP_KERNEL);
 	if (!sess->owners)
 		return -ENOMEM;
 	for (i = 0; i < sess->queue_depth; i++) {
@@ -57,18 +56,17 @@ static int rtrs_srv_alloc_chunks(struct rtrs_srv_sess *sess)
 
 	if (rtrs_srv_alloc_owners(sess))
 		return -ENOMEM;
-	sess->chunks = rtrs_fault_inject() ? NULL :
-		       kcalloc(sess->queue_depth, sizeof(*sess->chunks),
-			       GFP_KERNEL);
+	sess->chunks = rtrs_kcalloc(sess->queue_depth, sizeof(*sess->chunks),
+				    GFP_KERNEL);
 	if (!sess->chunks)
 		goto free_owners;
 
 	for (i = 0; i < sess->queue_depth; i++) {
 		/* One fault point for the chunks: the last, after the others. */
-		sess->chunks[i] = i == sess->queue_depth - 1 &&
-				  rtrs_fault_inject() ? NULL :
-				  alloc_pages(GFP_KERNEL | __GFP_ZERO,
-					      rtrs_srv_chunk_order(sess));
+		sess->chunks[i] =
+			rtrs_fail_last_or(i == sess->queue_depth - 1, NULL,
+					  alloc_pages(GFP_KERNEL | __GFP_ZERO,
+						      rtrs_srv_chunk_order(sess)));
 		if (!sess->chunks[i])
 			goto free;
 	}
@@ -154,15 +152,14 @@ static int rtrs_srv_map_chunks(struct rtrs_srv_path *path)
 	u32 i;
 	int err;
 
-	path->chunks = rtrs_fault_inject() ? NULL :
-		       kcalloc(depth, sizeof(*path->chunks), GFP_KERNEL);
+	path->chunks = rtrs_kcalloc(depth, sizeof(*path->chunks), GFP_KERNEL);
 	if (!path->chunks)
 		return -ENOMEM;
 
 	for (i = 0; i < depth; i++) {
 		/* One fault point for the mappings: the last, after the others. */
-		err = i == depth - 1 && rtrs_fault_inject() ? -ENOMEM :
-		      rtrs_srv_map_chunk(path, i);
+		err = rtrs_fail_last_or(i == depth - 1, -ENOMEM,
+					rtrs_srv_map_chunk(path, i));
 		if (err)
 			goto unmap;
 	}
@@ -231,7 +228,7 @@ struct ib_reg_wr *rtrs_srv_reg_chunks_wrs(struct rtrs_srv_path *path,
 	struct ib_reg_wr *wrs;
 	u32 i;
 
-	wrs = rtrs_fault_inject() ? NULL : kcalloc(depth, sizeof(*wrs), GFP_KERNEL);
+	wrs = rtrs_kcalloc(depth, sizeof(*wrs), GFP_KERNEL);
 	if (!wrs)
 		return NULL;
 

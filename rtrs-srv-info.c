@@ -23,7 +23,7 @@ static int rtrs_srv_buf_alloc(struct rtrs_srv_path *path,
 {
 	struct ib_device *ib_dev = path->s.dev->ib_dev;
 
-	b->buf = rtrs_fault_inject() ? NULL : kzalloc(size, GFP_KERNEL);
+	b->buf = rtrs_kzalloc(size, GFP_KERNEL);
 	if (!b->buf)
 		return -ENOMEM;
 	b->dma = ib_dma_map_single(ib_dev, b->buf, size, dir);
@@ -325,5 +325,5 @@ int rtrs_srv_post_info_recv(struct rtrs_srv_path *path,
 		.num_sge	= 1,
 	};
 
-	return rtrs_fault_inject() ? -ENOMEM : ib_post_recv(con->c.qp, &wr, NULL);
+	return rtrs_fail_or(-ENOMEM, ib_post_recv(con->c.qp, &wr, NULL));
 }

@@ -102,7 +102,7 @@ static int rtrs_srv_alloc_rkey_msgs(struct rtrs_srv_path *path)
 	size_t size = path->sess->queue_depth * sizeof(*path->rkey_msgs);
 	struct ib_device *ib_dev = path->s.dev->ib_dev;
 
-	path->rkey_msgs = rtrs_fault_inject() ? NULL : kzalloc(size, GFP_KERNEL);
+	path->rkey_msgs = rtrs_kzalloc(size, GFP_KERNEL);
 	if (!path->rkey_msgs)
 		return -ENOMEM;
 	path->rkey_dma = ib_dma_map_single(ib_dev, path->rkey_msgs, size,
@@ -137,8 +137,7 @@ int rtrs_srv_alloc_ops(struct rtrs_srv_path *path)
 	u32 i, depth = path->sess->queue_depth;
 	int err = -ENOMEM;
 
-	path->ops = rtrs_fault_inject() ? NULL :
-		    kcalloc(depth, sizeof(*path->ops), GFP_KERNEL);
+	path->ops = rtrs_kcalloc(depth, sizeof(*path->ops), GFP_KERNEL);
 	if (!path->ops)
 		return -ENOMEM;
 	for (i = 0; i < depth; i++) {
@@ -155,9 +154,9 @@ int rtrs_srv_alloc_ops(struct rtrs_srv_path *path)
 	}
 
 	init_completion(&path->ops_done);
-	err = rtrs_fault_inject() ? -ENOMEM :
-	      percpu_ref_init(&path->ops_ref, rtrs_srv_ops_release, 0,
-			      GFP_KERNEL);
+	err = rtrs_fail_or(-ENOMEM,
+			   percpu_ref_init(&path->ops_ref, rtrs_srv_ops_release,
+					   0, GFP_KERNEL));
 	if (err)
 		goto free_rkey_msgs;
 	return 0;
@@ -1056,8 +1055,9 @@ int rtrs_srv_post_recvs(struct rtrs_srv_con *con, unsigned int n)
 
 	while (n--) {
 		/* One fault point: the last receive, as a full queue. */
-		err = !n && rtrs_fault_inject() ? -ENOMEM :
-		      rtrs_post_recv_empty(&con->c, &con->recv_cqe);
+		err = rtrs_fail_last_or(!n, -ENOMEM,
+					rtrs_post_recv_empty(&con->c,
+							     &con->recv_cqe));
 		if (err)
 			return err;
 	}

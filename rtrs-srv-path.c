@@ -147,7 +147,7 @@ static struct rtrs_srv_sess *rtrs_srv_alloc_sess(struct rtrs_srv_ctx *ctx,
 {
 	struct rtrs_srv_sess *sess;
 
-	sess = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*sess), GFP_KERNEL);
+	sess = rtrs_kzalloc(sizeof(*sess), GFP_KERNEL);
 	if (!sess)
 		return ERR_PTR(-ENOMEM);
 
@@ -275,7 +275,7 @@ static int rtrs_srv_create_con(struct rtrs_srv_path *path,
 
 	lockdep_assert_held(&path->sess->paths_mutex);
 
-	con = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*con), GFP_KERNEL);
+	con = rtrs_kzalloc(sizeof(*con), GFP_KERNEL);
 	if (!con)
 		return -ENOMEM;
 	con->c.path = &path->s;
@@ -413,19 +413,17 @@ rtrs_srv_alloc_path(struct rtrs_srv_sess *sess, struct rdma_cm_id *cm_id,
 	if (sess->paths_num >= RTRS_MAX_PATHS)
 		return ERR_PTR(-EMLINK);
 
-	path = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*path), GFP_KERNEL);
+	path = rtrs_kzalloc(sizeof(*path), GFP_KERNEL);
 	if (!path)
 		return ERR_PTR(-ENOMEM);
 	rtrs_srv_init_path(path, sess, cm_id, req);
 	INIT_DELAYED_WORK(&path->sysfs_work, rtrs_srv_sysfs_work);
 	path->hca_port = cm_id->port_num;
-	path->stats = rtrs_fault_inject() ? NULL :
-		      alloc_percpu(struct rtrs_srv_cpu_stats);
+	path->stats = rtrs_alloc_percpu(struct rtrs_srv_cpu_stats);
 	if (!path->stats)
 		goto free_path;
-	path->s.con = rtrs_fault_inject() ? NULL :
-		      kcalloc(path->s.con_num, sizeof(*path->s.con),
-			      GFP_KERNEL);
+	path->s.con = rtrs_kcalloc(path->s.con_num, sizeof(*path->s.con),
+				   GFP_KERNEL);
 	if (!path->s.con)
 		goto free_path;
 
@@ -663,10 +661,9 @@ static int rtrs_srv_accept(struct rtrs_srv_path *path,
 
 	if (path->always_invalidate)
 		rsp.flags = cpu_to_le32(RTRS_MSG_NEW_RKEY_F);
-	if (rtrs_fault_inject())
-		return -ENOMEM;
-	return rdma_set_ack_timeout(cm_id, RTRS_ACK_TIMEOUT) ?:
-	       rdma_accept(cm_id, &param);
+	return rtrs_fail_or(-ENOMEM,
+			    rdma_set_ack_timeout(cm_id, RTRS_ACK_TIMEOUT) ?:
+			    rdma_accept(cm_id, &param));
 }
 
 /*

@@ -40,16 +40,16 @@ static struct rdma_cm_id *rtrs_srv_listen(struct rtrs_srv_ctx *ctx,
 	struct rdma_cm_id *cm_id;
 	int err;
 
-	cm_id = rtrs_fault_inject() ? ERR_PTR(-ENOMEM) :
-		rdma_create_id(&init_net, rtrs_srv_cm_handler, ctx, ps,
-			       IB_QPT_RC);
+	cm_id = rtrs_fail_or(ERR_PTR(-ENOMEM),
+			     rdma_create_id(&init_net, rtrs_srv_cm_handler, ctx,
+					    ps, IB_QPT_RC));
 	if (IS_ERR(cm_id))
 		return cm_id;
 
 	err = rdma_bind_addr(cm_id, addr);
 	if (err)
 		goto destroy;
-	err = rtrs_fault_inject() ? -ENOMEM : rdma_listen(cm_id, 64);
+	err = rtrs_fail_or(-ENOMEM, rdma_listen(cm_id, 64));
 	if (err)
 		goto destroy;
 	return cm_id;
@@ -170,7 +170,7 @@ struct rtrs_srv_ctx *rtrs_srv_open(struct rtrs_srv_ops *ops, u16 port)
 	if (!ops || !ops->rdma_ev || !ops->link_ev)
 		return ERR_PTR(-EINVAL);
 
-	ctx = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = rtrs_kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return ERR_PTR(-ENOMEM);
 	ctx->ops = *ops;

@@ -211,13 +211,12 @@ int rtrs_clt_sess_dev_add(struct rtrs_clt_sess *clt)
 	err = dev_set_name(&clt->dev, "%s", clt->sessname);
 	if (err)
 		return err;
-	err = rtrs_fault_inject() ? -ENOMEM : device_add(&clt->dev);
+	err = rtrs_fail_or(-ENOMEM, device_add(&clt->dev));
 	if (err)
 		return err;
 	err = dev_set_name(&clt->paths_dev, "paths");
 	if (!err)
-		err = rtrs_fault_inject() ? -ENOMEM :
-		      device_add(&clt->paths_dev);
+		err = rtrs_fail_or(-ENOMEM, device_add(&clt->paths_dev));
 	if (err)
 		goto del_sess;
 
@@ -585,7 +584,7 @@ int rtrs_clt_path_dev_add(struct rtrs_clt_path *path)
 	err = dev_set_name(&path->dev, "%s", name);
 	if (err)
 		return err;
-	err = rtrs_fault_inject() ? -ENOMEM : device_add(&path->dev);
+	err = rtrs_fail_or(-ENOMEM, device_add(&path->dev));
 	if (err)
 		return err;
 	path->dev_added = true;

@@ -248,7 +248,7 @@ static int rtrs_srv_sess_dev_add(struct rtrs_srv_sess *sess, const char *name)
 	struct rtrs_srv_sess_dev *sd;
 	int err;
 
-	sd = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*sd), GFP_KERNEL);
+	sd = rtrs_kzalloc(sizeof(*sd), GFP_KERNEL);
 	if (!sd)
 		return -ENOMEM;
 	device_initialize(&sd->dev);
@@ -262,13 +262,12 @@ static int rtrs_srv_sess_dev_add(struct rtrs_srv_sess *sess, const char *name)
 	if (!err && rtrs_srv_name_taken(NULL, &sd->dev))
 		err = -EEXIST;
 	if (!err)
-		err = rtrs_fault_inject() ? -ENOMEM : device_add(&sd->dev);
+		err = rtrs_fail_or(-ENOMEM, device_add(&sd->dev));
 	if (err)
 		goto put;
 	err = dev_set_name(&sd->paths_dev, "paths");
 	if (!err)
-		err = rtrs_fault_inject() ? -ENOMEM :
-		      device_add(&sd->paths_dev);
+		err = rtrs_fail_or(-ENOMEM, device_add(&sd->paths_dev));
 	if (err)
 		goto del;
 	sess->sysfs = sd;
@@ -334,7 +333,7 @@ int rtrs_srv_sysfs_path_add(struct rtrs_srv_path *path)
 		if (err)
 			return err;
 	}
-	pd = rtrs_fault_inject() ? NULL : kzalloc(sizeof(*pd), GFP_KERNEL);
+	pd = rtrs_kzalloc(sizeof(*pd), GFP_KERNEL);
 	if (!pd)
 		return -ENOMEM;
 	pd->path = path;
@@ -346,7 +345,7 @@ int rtrs_srv_sysfs_path_add(struct rtrs_srv_path *path)
 	if (!err && rtrs_srv_name_taken(pd->dev.parent, &pd->dev))
 		err = -EEXIST;
 	if (!err)
-		err = rtrs_fault_inject() ? -ENOMEM : device_add(&pd->dev);
+		err = rtrs_fail_or(-ENOMEM, device_add(&pd->dev));
 	if (err) {
 		put_device(&pd->dev);
 		if (!sess->sysfs->npaths)
