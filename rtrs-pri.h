@@ -664,13 +664,13 @@ static inline bool rtrs_fault_inject(void)
  * @size: how many bytes
  * @gfp: the allocation's flags
  *
+ * A macro, so that the allocation is the caller's wherever the kernel
+ * records call sites (kzalloc() is itself a macro for that from 6.10).
+ *
  * Return: the zeroed memory, or NULL when fail_rtrs or kzalloc() fails.
  */
-static __always_inline __alloc_size(1) void *rtrs_kzalloc(size_t size,
-							  gfp_t gfp)
-{
-	return rtrs_fault_inject() ? NULL : kzalloc(size, gfp);
-}
+#define rtrs_kzalloc(size, gfp) \
+	(rtrs_fault_inject() ? NULL : kzalloc(size, gfp))
 
 /**
  * rtrs_kcalloc() - kcalloc() that fail_rtrs can fail
@@ -678,14 +678,12 @@ static __always_inline __alloc_size(1) void *rtrs_kzalloc(size_t size,
  * @size: the size of one element
  * @gfp: the allocation's flags
  *
+ * A macro, as rtrs_kzalloc() is.
+ *
  * Return: the zeroed array, or NULL when fail_rtrs or kcalloc() fails.
  */
-static __always_inline __alloc_size(1, 2) void *rtrs_kcalloc(size_t n,
-							     size_t size,
-							     gfp_t gfp)
-{
-	return rtrs_fault_inject() ? NULL : kcalloc(n, size, gfp);
-}
+#define rtrs_kcalloc(n, size, gfp) \
+	(rtrs_fault_inject() ? NULL : kcalloc(n, size, gfp))
 
 /**
  * rtrs_alloc_percpu() - alloc_percpu() that fail_rtrs can fail
