@@ -25,7 +25,7 @@ struct rtrs_ib_dev_pool rtrs_clt_dev_pool;
  * &rtrs_clt_path.max_write_wrs.
  */
 #define RTRS_CLT_WR_PER_READ	4
-/* Receives one request may take: the server's SEND_WITH_INV, the answer. */
+/* Receives one request may take: the server's SEND_WITH_INV, the response. */
 #define RTRS_CLT_RECV_PER_IO	2
 /*
  * A heartbeat and its ack, the watchdog's probe and the drain WR: the
@@ -502,10 +502,10 @@ void rtrs_clt_con_free(struct rtrs_clt_path *path, unsigned int cid)
  * rtrs_clt_con_post_recvs() - fill the receive queue of a connection
  * @con: an established connection.
  *
- * Under always-invalidate (%RTRS_MSG_NEW_RKEY_F) the server answers with
+ * Under always-invalidate (%RTRS_MSG_NEW_RKEY_F) the server responds with
  * a SEND WITH IMMEDIATE carrying struct rtrs_msg_rkey_rsp, so receives
- * need buffers; otherwise it answers with RDMA WRITE WITH IMMEDIATE, which
- * needs none.
+ * need buffers; otherwise it responds with RDMA WRITE WITH IMMEDIATE,
+ * which needs none.
  *
  * Context: process context; sleeps.
  * Return: 0, or a negative errno.

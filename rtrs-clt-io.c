@@ -6,14 +6,14 @@
  * permit: for a WRITE the data, the user message and struct
  * rtrs_msg_rdma_write; for a READ the user message and struct
  * rtrs_msg_rdma_read describing a fast-registered MR the server writes the
- * data into.  The immediate says where the header is.  The server answers
+ * data into.  The immediate says where the header is.  The server responds
  * with an immediate carrying the chunk id and an errno.
  *
  * All completions of a request arrive on the CQ of its connection, so the
  * request slot needs no lock: the submitter fills it before posting, the
  * connection's completion context owns it while in flight, and the path
  * teardown owns it once the QP is drained.  A request completes when its
- * answer and the completions of its own work requests (its signaled write,
+ * response and the completions of its own work requests (its signaled write,
  * the LOCAL_INV of its MR) are all in: never before its post went out,
  * whatever a server sends, and never with its send queue entries in use.
  */
@@ -315,8 +315,9 @@ static bool rtrs_clt_con_stuck(struct rtrs_clt_con *con,
 }
 
 /*
- * Has @req gone unanswered for @timeout seconds (0: never)?  Its connection
- * may still move (probes complete) while the server never answers it.
+ * Has @req gone without a response for @timeout seconds (0: never)?  Its
+ * connection may still move (probes complete) while the server never
+ * responds to it.
  */
 static bool rtrs_clt_req_expired(struct rtrs_clt_io_req *req, u32 timeout)
 {
@@ -335,7 +336,7 @@ static bool rtrs_clt_req_expired(struct rtrs_clt_io_req *req, u32 timeout)
  * watchdog looks at the requests in flight and probes the connections of
  * old ones; a probe that does not complete fails the path, whose teardown
  * moves the requests to other paths.  So does a request that waited the
- * session's io_timeout_sec for its answer on a connection that moves.
+ * session's io_timeout_sec for its response on a connection that moves.
  *
  * Context: process context, on rtrs_clt_wq.
  */
@@ -356,6 +357,7 @@ void rtrs_clt_wd_work(struct work_struct *work)
 		if (!smp_load_acquire(&req->in_use))
 			continue;
 		if (rtrs_clt_req_expired(req, timeout)) {
+			/* tests/e2e/hostile.sh matches this line: keep it. */
 			pr_warn_ratelimited("%s: connection %u: a request waited %u s for its answer, closing the path\n",
 					    path->s.sessname, req->con->c.cid,
 					    timeout);
@@ -390,8 +392,8 @@ static int rtrs_clt_post_inv(struct rtrs_clt_io_req *req)
 }
 
 /*
- * The slot of the request answered by @msg_id, if one in flight on @con
- * awaits its answer.
+ * The slot of request @msg_id, if one in flight on @con awaits its
+ * response.
  */
 static struct rtrs_clt_io_req *rtrs_clt_rsp_req(struct rtrs_clt_con *con,
 						u32 msg_id)
@@ -404,23 +406,23 @@ static struct rtrs_clt_io_req *rtrs_clt_rsp_req(struct rtrs_clt_con *con,
 	req = &path->reqs[msg_id];
 	/* Pairs with the release in rtrs_clt_req_start(). */
 	if (!smp_load_acquire(&req->in_use) || req->con != con ||
-	    req->answered)
+	    req->responded)
 		return NULL;
 	return req;
 }
 
 /*
- * The server answered @req; a READ's MR is invalidated before completing.
+ * The server responded to @req; a READ's MR is invalidated before completing.
  * When that cannot be posted the MR stays open to the server: the request
  * is left to the path's teardown, which completes it, or sends it again,
  * only once the connection is drained and the MR out of reach.
  */
-static void rtrs_clt_req_answered(struct rtrs_clt_io_req *req, int errno,
-				  bool w_inv)
+static void rtrs_clt_req_responded(struct rtrs_clt_io_req *req, int errno,
+				   bool w_inv)
 {
 	int err;
 
-	req->answered = true;
+	req->responded = true;
 	req->status = errno;
 	if (w_inv)
 		req->mr_valid = false;
@@ -438,7 +440,7 @@ static void rtrs_clt_req_answered(struct rtrs_clt_io_req *req, int errno,
 }
 
 /*
- * Did the server invalidate @req's MR?  Believe an answer that says so
+ * Did the server invalidate @req's MR?  Believe a response that says so
  * only for the rkey a SEND WITH INVALIDATE really invalidated just before
  * it on this connection; else the MR would stay open to the server.
  */
@@ -462,14 +464,16 @@ static int rtrs_clt_io_rsp(struct rtrs_clt_con *con, u32 imm)
 	if (!rtrs_clt_check_io_rsp(imm, path->lim.queue_depth, &msg_id, &errno))
 		req = rtrs_clt_rsp_req(con, msg_id);
 	if (!req) {
+		/* tests/e2e/hostile.sh matches this reason: keep it. */
 		rtrs_clt_proto_error(con, "answer to no request", imm);
 		return -EPROTO;
 	}
-	rtrs_clt_req_answered(req, errno, rtrs_clt_rsp_invalidated(con, req, imm));
+	rtrs_clt_req_responded(req, errno,
+			       rtrs_clt_rsp_invalidated(con, req, imm));
 	return 0;
 }
 
-/* An RDMA WRITE WITH IMMEDIATE of the server: answer or heartbeat. */
+/* An RDMA WRITE WITH IMMEDIATE of the server: response or heartbeat. */
 static int rtrs_clt_process_imm(struct rtrs_clt_con *con, u32 imm)
 {
 	switch (rtrs_imm_type(imm)) {
@@ -489,7 +493,7 @@ static int rtrs_clt_process_imm(struct rtrs_clt_con *con, u32 imm)
 
 /*
  * A SEND without immediate is the server's SEND WITH INVALIDATE of a
- * READ's MR; its answer follows as an immediate.
+ * READ's MR; its response follows as an immediate.
  */
 static int rtrs_clt_process_send(struct rtrs_clt_con *con, struct ib_wc *wc)
 {
@@ -507,7 +511,7 @@ static int rtrs_clt_process_send(struct rtrs_clt_con *con, struct ib_wc *wc)
  * @cq: the CQ.
  * @wc: the work completion.
  *
- * Takes answers and heartbeats (RDMA WRITE WITH IMMEDIATE) and the
+ * Takes responses and heartbeats (RDMA WRITE WITH IMMEDIATE) and the
  * server's invalidations, then posts the receive again.
  *
  * Context: softirq, rtrs_clt_rdma_cq_direct(), or the drain.
@@ -535,7 +539,7 @@ void rtrs_clt_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		rtrs_clt_proto_error(con, "posting receive failed", err);
 }
 
-/* Under always-invalidate the answer brings the chunk's next rkey. */
+/* Under always-invalidate the response brings the chunk's next rkey. */
 static int rtrs_clt_process_rkey_rsp(struct rtrs_clt_con *con,
 				     struct rtrs_iu *iu, struct ib_wc *wc)
 {
@@ -547,16 +551,17 @@ static int rtrs_clt_process_rkey_rsp(struct rtrs_clt_con *con,
 
 	if (rtrs_clt_check_rkey_rsp(iu->buf, wc->byte_len, imm,
 				    path->lim.queue_depth, &msg_id, &errno, &rkey)) {
-		rtrs_clt_proto_error(con, "malformed rkey answer", imm);
+		rtrs_clt_proto_error(con, "malformed rkey response", imm);
 		return -EPROTO;
 	}
 	req = rtrs_clt_rsp_req(con, msg_id);
 	if (!req) {
-		rtrs_clt_proto_error(con, "rkey answer to no request", imm);
+		rtrs_clt_proto_error(con, "rkey response to no request", imm);
 		return -EPROTO;
 	}
 	path->rbufs[msg_id].rkey = rkey;
-	rtrs_clt_req_answered(req, errno, rtrs_clt_rsp_invalidated(con, req, imm));
+	rtrs_clt_req_responded(req, errno,
+			       rtrs_clt_rsp_invalidated(con, req, imm));
 	return 0;
 }
 
@@ -566,7 +571,7 @@ static int rtrs_clt_process_rkey_rsp(struct rtrs_clt_con *con,
  * @wc: the work completion.
  *
  * Used when the server announces new rkeys: takes what
- * rtrs_clt_recv_done() takes and the answers with struct
+ * rtrs_clt_recv_done() takes and the responses with struct
  * rtrs_msg_rkey_rsp, then posts the buffer again.
  *
  * Context: softirq, rtrs_clt_rdma_cq_direct(), or the drain.
@@ -695,7 +700,8 @@ static int rtrs_clt_req_direct_sges(struct rtrs_clt_io_req *req, int count)
 
 /*
  * The request is about to go out: from here on it is in flight, and an
- * answer may find it.  Everything an answer or the watchdog reads is set.
+ * response may find it.  Everything a response or the watchdog reads is
+ * set.
  */
 static void rtrs_clt_req_start(struct rtrs_clt_io_req *req)
 {
@@ -703,14 +709,14 @@ static void rtrs_clt_req_start(struct rtrs_clt_io_req *req)
 
 	atomic_inc(&path->stats.inflight);
 	WRITE_ONCE(req->sent_at, jiffies);
-	/* The watchdog and the answers read the slot of a request in use. */
+	/* The watchdog and the responses read the slot of a request in use. */
 	smp_store_release(&req->in_use, true);
 	trace_rtrs_clt_submit(req, req->permit->chunk);
 }
 
 /*
- * Posting failed with the request in flight: a server may have answered
- * it, part of it may have gone out (a REG_MR, say).  The path goes down;
+ * Posting failed with the request in flight: a server may have responded
+ * to it, part of it may have gone out (a REG_MR, say).  The path goes down;
  * its teardown, after draining the connection, sends the request again
  * or completes it, once.
  */
@@ -904,9 +910,9 @@ static void rtrs_clt_req_init(struct rtrs_clt_io_req *req,
 	req->priv = ops->priv;
 	req->conf = ops->conf_fn;
 	req->status = 0;
-	/* The answer and the completion of the request's write. */
+	/* The response and the completion of the request's write. */
 	req->pending = 2;
-	req->answered = false;
+	req->responded = false;
 	req->mr_valid = false;
 	req->sq_wrs = 0;
 	for (i = 0; i < nr; buf += vec[i].iov_len, i++)
@@ -915,7 +921,7 @@ static void rtrs_clt_req_init(struct rtrs_clt_io_req *req,
 
 /*
  * The request could not be posted and never left: nothing of it reached
- * the send queue, and no answer can find it.
+ * the send queue, and no response can find it.
  */
 static void rtrs_clt_req_abort(struct rtrs_clt_io_req *req, int err)
 {
@@ -1094,13 +1100,12 @@ static int rtrs_clt_resend(struct rtrs_clt_path *from,
  *
  * Sends each request again, with its permit, user message and data, over
  * another connected path; the user sees nothing of it.  A request that no
- * other path takes completes with -ECONNABORTED; one the server answered
- * completes with its answer.  A request the server
- * may already have carried out is carried out again: READ and WRITE of
- * the same data to the same place are idempotent, as block IO is.  Every
- * request not answered leaves its chunk, which the server may still be
- * working in, for another one once it completes
- * (rtrs_clt_chunk_quarantine()).
+ * other path takes completes with -ECONNABORTED; one the server responded
+ * to completes with its response.  A request the server may already have
+ * carried out is carried out again: READ and WRITE of the same data to the
+ * same place are idempotent, as block IO is.  Every request without a
+ * response leaves its chunk, which the server may still be working in,
+ * for another one once it completes (rtrs_clt_chunk_quarantine()).
  *
  * Context: process context, with @path->init_mutex held; may sleep
  * until the user puts a permit (see rtrs_clt_chunk_quarantine()).
@@ -1118,8 +1123,8 @@ void rtrs_clt_reqs_failover(struct rtrs_clt_path *path)
 		req = &path->reqs[i];
 		if (!req->in_use)
 			continue;
-		/* Answered: only its own completions went missing. */
-		if (req->answered) {
+		/* Responded to: only its own completions went missing. */
+		if (req->responded) {
 			rtrs_clt_req_complete(req);
 			continue;
 		}

@@ -107,7 +107,7 @@ static int rtrs_clt_info_send(struct rtrs_clt_path *path)
 	return rtrs_iu_post_send(con, tx, sizeof(*msg), NULL);
 }
 
-/* Learn the server's chunks; then the connections can take answers. */
+/* Learn the server's chunks; then the connections can take responses. */
 static int rtrs_clt_path_info(struct rtrs_clt_path *path)
 {
 	unsigned long timeout = msecs_to_jiffies(RTRS_CLT_CONNECT_TIMEOUT_MS);

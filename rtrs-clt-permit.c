@@ -278,8 +278,8 @@ static struct rtrs_permit *rtrs_clt_spare_get(struct rtrs_clt_sess *clt)
  * rtrs_clt_chunk_quarantine() - plan to move a failed path's request off
  *	its chunk
  * @path: the failed path; its connections are drained.
- * @permit: the permit of a request that was in flight on @path and not
- *	answered: a server operation of @path may still own its chunk.
+ * @permit: the permit of a request that was in flight on @path without
+ *	a response: a server operation of @path may still own its chunk.
  *
  * The request is sent again in the same chunk: a server of ours runs it
  * only once the first copy ended, so it completes after it, and a later

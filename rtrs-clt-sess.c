@@ -253,7 +253,7 @@ EXPORT_SYMBOL_GPL(rtrs_clt_open);
  * removes the session from sysfs, then stops the link events: one under
  * way finishes first, none comes after.  Takes every path down, which
  * completes each request still in flight through its
- * &rtrs_clt_req_ops.conf_fn, with the server's answer when it came and
+ * &rtrs_clt_req_ops.conf_fn, with the server's response when it came and
  * -ECONNABORTED otherwise.  Then waits until every permit has been put
  * back and frees the session.  The user must therefore put all its
  * permits, without waiting for this call to return.  No callback of the
@@ -299,7 +299,7 @@ EXPORT_SYMBOL_GPL(rtrs_clt_close);
  *
  * Posts the request on the connected path the session's multipath policy
  * picks; when that path cannot post it, tries the other connected paths
- * in turn.  Should the path fail before the answer, the request is sent
+ * in turn.  Should the path fail before the response, the request is sent
  * again over another path, and @ops->conf_fn is still called once, with
  * the final result.
  *
@@ -417,7 +417,7 @@ int rtrs_clt_add_path(struct rtrs_clt_sess *clt, const struct rtrs_addr *addr)
 	mutex_unlock(&clt->paths_mutex);
 	/*
 	 * Announce the path only now: a user told of it before it was listed
-	 * would find no path to answer on.  It may have failed meanwhile; its
+	 * would find no path to send on.  It may have failed meanwhile; its
 	 * reconnect then counts it.
 	 */
 	mutex_lock(&path->init_mutex);

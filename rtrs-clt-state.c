@@ -114,7 +114,7 @@ void rtrs_clt_path_set_dead(struct rtrs_clt_path *path)
  *
  * Tells the user %RTRS_CLT_LINK_EV_RECONNECTED when no other path was up.
  * A path not listed (see &rtrs_clt_path.listed) is not counted: the user
- * answers the event by sending, and only listed paths carry messages.
+ * reacts to the event by sending, and only listed paths carry messages.
  * rtrs_clt_add_path() counts a new path once it is listed.
  *
  * Context: process context, with @path->init_mutex held; sleeps.

@@ -152,8 +152,8 @@ int rtrs_clt_check_info_rsp(const void *buf, size_t len, u32 queue_depth,
  *	response
  * @imm: the immediate data, in host order
  * @queue_depth: requests of the session
- * @msg_id: where the id of the request answered goes
- * @errno: where the server's answer goes: 0 or a negative errno
+ * @msg_id: where the id of the request responded to goes
+ * @errno: where the server's response goes: 0 or a negative errno
  *
  * Return: 0; -EPROTO for an immediate of another type than
  * %RTRS_IO_RSP_IMM or %RTRS_IO_RSP_W_INV_IMM, -ERANGE for a message id
@@ -174,12 +174,12 @@ int rtrs_clt_check_io_rsp(u32 imm, u32 queue_depth, u32 *msg_id, int *errno)
  * @len: bytes received
  * @imm: the immediate data that came with it, in host order
  * @queue_depth: requests of the session
- * @msg_id: where the id of the request answered goes
- * @errno: where the server's answer goes: 0 or a negative errno
+ * @msg_id: where the id of the request responded to goes
+ * @errno: where the server's response goes: 0 or a negative errno
  * @rkey: where the chunk's new rkey goes
  *
  * The immediate is checked as by rtrs_clt_check_io_rsp(), and the message's
- * buffer id must be the request it answers.
+ * buffer id must be the request it responds to.
  *
  * Return: 0; -EMSGSIZE for a short message, -EPROTO for another type, a
  * wrong immediate or a buffer id that is not the message id, -ERANGE for a

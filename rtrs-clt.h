@@ -43,7 +43,7 @@
 #include "rtrs-pri.h"
 #include "rtrs.h"
 
-/* How long one connection may take to come up, and the path info answer. */
+/* How long one connection may take to come up, and the path info response. */
 #define RTRS_CLT_CONNECT_TIMEOUT_MS	30000
 
 /*
@@ -65,22 +65,22 @@
  * A request in flight this long makes its connection send a probe (a
  * signaled zero-length RDMA WRITE); a probe that has not completed after
  * RTRS_CLT_PROBE_MS means the connection is stuck, and the path fails.
- * A server that is merely slow to answer still acknowledges the probe.
+ * A server that is merely slow to respond still acknowledges the probe.
  */
 #define RTRS_CLT_STALL_MS		5000
 #define RTRS_CLT_PROBE_MS		10000
 
 /*
- * With io_timeout_sec set (sysfs, per session), a request unanswered that
- * long fails its path even though its connection moves: the path's
- * teardown sends it again over another connected path; with none, it
- * completes with -ECONNABORTED, as on any path failure.  Off by default:
- * a path whose heartbeats and probes still go through is alive, and a
- * request that takes long waits on the server's storage, which every
- * path of the session shares; failing the path over would turn a slow
- * disk into a path failure, and the request would wait as long on the
- * next path.  A dead or wedged connection is caught by the heartbeats
- * and by RTRS_CLT_STALL_MS probes.  See "Failover and chunks" in
+ * With io_timeout_sec set (sysfs, per session), a request that waits that
+ * long for its response fails its path even though its connection moves:
+ * the path's teardown sends it again over another connected path; with
+ * none, it completes with -ECONNABORTED, as on any path failure.  Off by
+ * default: a path whose heartbeats and probes still go through is alive,
+ * and a request that takes long waits on the server's storage, which every
+ * path of the session shares; failing the path over would turn a slow disk
+ * into a path failure, and the request would wait as long on the next path.
+ * A dead or wedged connection is caught by the heartbeats and by
+ * RTRS_CLT_STALL_MS probes.  See "Failover and chunks" in
  * Documentation/rtrs.rst.
  */
 #define RTRS_CLT_IO_TIMEOUT_SEC		0
@@ -218,7 +218,7 @@ struct rtrs_rbuf {
  * @probe_sent: jiffies when the probe in flight left, or 0; set by the
  *	watchdog, cleared by the probe's completion
  * @inv_rkey: rkey the server's last SEND WITH INVALIDATE invalidated
- * @inv_seen: @inv_rkey is set and not yet matched to its answer; both are
+ * @inv_seen: @inv_rkey is set and not yet matched to its response; both are
  *	touched only by this connection's receive completions, one at a time
  */
 struct rtrs_clt_con {
@@ -260,13 +260,13 @@ struct rtrs_clt_con {
  * @conf: the user's completion callback
  * @sent_at: jiffies when the request was posted
  * @status: result reported to @conf
- * @pending: completions still awaited: the answer, the completion of the
+ * @pending: completions still awaited: the response, the completion of the
  *	request's signaled write and, once posted, of the LOCAL_INV of @mr;
  *	the request completes when the last one is in
  * @sq_wrs: entries of @con's send queue the request holds (see
  *	rtrs_clt_req_post()), given back when it leaves the path
  * @in_use: a request is in flight in this slot
- * @answered: the answer arrived; another one is a protocol error
+ * @responded: the response arrived; another one is a protocol error
  * @mr_valid: @mr is registered and not yet invalidated
  *
  * A slot is only touched by the submitter until it sets @in_use (with
@@ -296,7 +296,7 @@ struct rtrs_clt_io_req {
 	unsigned int		pending;
 	u32			sq_wrs;
 	bool			in_use;
-	bool			answered;
+	bool			responded;
 	bool			mr_valid;
 };
 
@@ -346,7 +346,7 @@ struct rtrs_clt_limits {
  * @stay_down: disconnected through sysfs: no reconnect is scheduled
  * @connect_failed: an error hit the path while it was connecting; set
  *	under @state_lock, where the move to %RTRS_CLT_CONNECTED reads it
- * @info_done: completed when the path info answer arrived or connecting
+ * @info_done: completed when the path info response arrived or connecting
  *	failed
  * @info_err: result of the path info exchange
  * @info_why: what went wrong with it, for the failed open's line, or NULL
@@ -431,7 +431,8 @@ struct rtrs_clt_path {
  * @reconnect_delay_sec: delay before a failed path reconnects
  * @max_reconnect_attempts: reconnects of a path before it is given up;
  *	-1 forever, 0 never
- * @io_timeout_sec: a request unanswered this long fails its path; 0 never
+ * @io_timeout_sec: a request that waits this long for its response fails
+ *	its path; 0 never
  * @nr_poll_queues: poll connections per path
  * @queue_depth: number of permits; the same on every path
  * @max_io_size: smallest max_io_size of the paths
