@@ -686,7 +686,7 @@ EXPORT_SYMBOL_GPL(rtrs_post_recv_empty);
  * user never sees it; its completion says that the send queue moved past
  * everything posted before it.  The client probes a connection whose
  * requests wait too long with it, the server asks it for the completion
- * of answers it posted unsignaled.  Not counted in @con->wr_cnt.
+ * of responses it posted unsignaled.  Not counted in @con->wr_cnt.
  *
  * Context: any context.
  * Return: 0, or the error of ib_post_send().
@@ -1001,8 +1001,8 @@ EXPORT_SYMBOL_GPL(rtrs_cq_qp_destroy);
  *
  * Every hb_interval_ms the work sends a heartbeat on the admin connection
  * and counts it as missed until rtrs_hb_received() hears of any traffic
- * from the peer.  When hb_missed_max beats in a row have gone unanswered
- * the path has failed.  See struct rtrs_path for the concurrency rules.
+ * from the peer.  When hb_missed_max beats in a row have been missed the
+ * path has failed.  See struct rtrs_path for the concurrency rules.
  */
 
 static void rtrs_hb_schedule(struct rtrs_path *path)
@@ -1064,7 +1064,7 @@ static void rtrs_hb_work(struct work_struct *work)
  * @path: the path; @path->con[0] is the connection they go over.
  * @cqe: completion entry of heartbeat and ack writes.
  * @interval_ms: time between heartbeats; 0 disables them.
- * @missed_max: unanswered heartbeats in a row after which the path fails.
+ * @missed_max: missed heartbeats in a row after which the path fails.
  * @err_handler: called with @path->con[0] from the heartbeat work when the
  *	path has failed (too many beats missed, or a beat could not be
  *	posted).  It runs in the work rtrs_stop_hb() waits for, so it must
@@ -1125,7 +1125,7 @@ void rtrs_stop_hb(struct rtrs_path *path)
 EXPORT_SYMBOL_GPL(rtrs_stop_hb);
 
 /**
- * rtrs_send_hb_ack() - answer a heartbeat
+ * rtrs_send_hb_ack() - acknowledge a heartbeat
  * @path: the path the heartbeat came in on.
  *
  * Posts %RTRS_HB_ACK_IMM on @path->con[0].  A post fails only on a QP in

@@ -39,7 +39,7 @@
 /*
  * Transport retries of an RC connection's work requests.  rxe reads 7
  * like the RNR retry count, as "retry forever", and a connection whose
- * peer stopped answering, or whose QP rxe wedged, would then hang its
+ * peer stopped responding, or whose QP rxe wedged, would then hang its
  * requests without an error; 6 turns that into a failed path.
  */
 #define RTRS_RETRY_COUNT	6
@@ -59,7 +59,7 @@
 /**
  * enum rtrs_msg_types - type of a control message or IO header
  * @RTRS_MSG_INFO_REQ: client asks for the server's chunk descriptors
- * @RTRS_MSG_INFO_RSP: server answers with its chunk descriptors
+ * @RTRS_MSG_INFO_RSP: server responds with its chunk descriptors
  * @RTRS_MSG_WRITE: header of a WRITE request, at the tail of the chunk
  * @RTRS_MSG_READ: header of a READ request, at the tail of the chunk
  * @RTRS_MSG_RKEY_RSP: server announces the new rkey of a re-keyed chunk
@@ -298,7 +298,7 @@ RTRS_WIRE_SIZE(struct rtrs_msg_rdma_hdr, 2);
  * magnitude in bits 27..19, message (chunk) id in bits 18..0.  The W_INV form
  * says the response is a SEND WITH INVALIDATE of the client's MR.
  *
- * RTRS_HB_MSG_IMM, RTRS_HB_ACK_IMM: heartbeat and its answer, no payload.
+ * RTRS_HB_MSG_IMM, RTRS_HB_ACK_IMM: heartbeat and its ack, no payload.
  */
 enum rtrs_imm_type {
 	RTRS_IO_REQ_IMM		= 0,
@@ -377,7 +377,7 @@ static inline void rtrs_io_req_decode(u32 payload, unsigned int off_bits,
 
 /**
  * rtrs_io_rsp_imm() - immediate data of an IO response
- * @msg_id: id of the request answered (its chunk id)
+ * @msg_id: id of the request responded to (its chunk id)
  * @errno: 0 or a negative errno; magnitudes above 511 are sent as -EIO
  * @w_inv: the response also invalidates the client's MR
  *
@@ -397,7 +397,7 @@ static inline u32 rtrs_io_rsp_imm(u32 msg_id, int errno, bool w_inv)
 /**
  * rtrs_io_rsp_decode() - split the payload of an IO response
  * @payload: rtrs_imm_payload() of the immediate
- * @msg_id: id of the request answered, not yet checked
+ * @msg_id: id of the request responded to, not yet checked
  * @errno: 0 or a negative errno
  */
 static inline void rtrs_io_rsp_decode(u32 payload, u32 *msg_id, int *errno)
@@ -568,12 +568,12 @@ int rtrs_post_rdma_write_imm_empty(struct rtrs_con *con, struct ib_cqe *cqe,
  * @dev_ref: connections holding @dev
  * @hb_cqe: completion entry of heartbeat writes
  * @hb_err_handler: called (from @hb_wq) when @hb_missed_max beats in a row
- *	went unanswered
+ *	were missed
  * @hb_wq: workqueue running @hb_dwork
  * @hb_dwork: sends the next heartbeat
  * @hb_interval_ms: time between heartbeats
  * @hb_missed_cnt: heartbeats sent since traffic was last received
- * @hb_missed_max: unanswered heartbeats that make the path fail
+ * @hb_missed_max: missed heartbeats in a row that make the path fail
  * @hb_last_sent: when the last heartbeat left
  * @hb_cur_latency: time from the last heartbeat sent to its ack
  *
@@ -630,7 +630,7 @@ static inline bool rtrs_fault_inject(void)
  * Each set-up step that fail_rtrs can fail is written with one of the
  * wrappers below, so that it reads as the plain call it guards.  Each use
  * is one fault point: it asks rtrs_fault_inject() once, right before the
- * step, and the step does not run when the answer is to fail.  The
+ * step, and the step does not run when that says to fail.  The
  * allocation wrappers are always inlined, so that kmemleak and slab
  * debugging still see the caller as the allocation's origin.
  */

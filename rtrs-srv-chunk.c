@@ -5,8 +5,8 @@
  * A session owns queue_depth chunks, allocated once when the session is
  * created and freed with it.  Each path maps them for its device and gives
  * every chunk a memory region of its own, so that with always-invalidate a
- * chunk can be invalidated when a request arrives and re-keyed when it is
- * answered, shutting the client out while the server works on it.
+ * chunk can be invalidated when a request arrives and re-keyed with its
+ * response, shutting the client out while the server works on it.
  *
  * Since every path of a session uses the same chunks, a request owns its
  * chunk for the whole session from its arrival until it ends.  A request

@@ -3,7 +3,7 @@
  * rtrs: RDMA transport, server side of a path coming up.
  *
  * Once the client has every connection of a path established, it sends
- * INFO_REQ with the path's name on connection 0.  We answer with INFO_RSP,
+ * INFO_REQ with the path's name on connection 0.  We respond with INFO_RSP,
  * the descriptors of the chunks, after the REG_MRs that make them
  * writable; the path is then connected, its heartbeats start, and the
  * user hears of the session when it is the session's first path up.
@@ -64,7 +64,7 @@ static int rtrs_srv_path_up(struct rtrs_srv_path *path)
 
 /**
  * rtrs_srv_path_down() - tell the user when the session's last path goes
- * @path: closing path whose requests are all answered
+ * @path: closing path whose requests all have their response
  */
 void rtrs_srv_path_down(struct rtrs_srv_path *path)
 {

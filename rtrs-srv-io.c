@@ -7,9 +7,9 @@
  * and where in it the header sits.  With always-invalidate the chunk's
  * memory region is invalidated first, so the client cannot touch the chunk
  * while we work on it.  We copy and check the header, hand the request to
- * the user, and answer it when the user calls rtrs_srv_resp_rdma(): for a
- * READ the data goes to the client's buffer by RDMA WRITE first; the
- * answer itself is an immediate (message id and errno), carried by a SEND
+ * the user, and respond to it when the user calls rtrs_srv_resp_rdma(): for
+ * a READ the data goes to the client's buffer by RDMA WRITE first; the
+ * response itself is an immediate (message id and errno), carried by a SEND
  * with the chunk's new rkey when chunks are re-keyed.
  *
  * A session's paths share its chunks: a request owns its chunk for the
@@ -18,7 +18,7 @@
  * work item.
  *
  * Nothing here takes a lock that all CPUs share: requests are counted with
- * a per-CPU reference, chunks have a lock each, answers waiting for send
+ * a per-CPU reference, chunks have a lock each, responses waiting for send
  * queue room queue on their connection.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -34,22 +34,23 @@
 
 #ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
 /*
- * A send queue that runs out of room for answers is rare: its size fits
+ * A send queue that runs out of room for responses is rare: its size fits
  * the session's queue depth.  The fault attribute fail_rtrs_srv_room
- * (debugfs) makes it happen on purpose, so that the answers waiting for
+ * (debugfs) makes it happen on purpose, so that the responses waiting for
  * room, and their posting when room comes back, can be tested.
  */
 static DECLARE_FAULT_ATTR(rtrs_srv_room_attr);
 static struct dentry *rtrs_srv_room_dir;
 
-/* Should the send queue look full to an answer? */
+/* Should the send queue look full to a response? */
 static bool rtrs_srv_room_fault(void)
 {
 	return should_fail(&rtrs_srv_room_attr, 1);
 }
 
 /**
- * rtrs_srv_io_fault_init() - create the debugfs fault attribute of answers
+ * rtrs_srv_io_fault_init() - create the debugfs fault attribute of
+ *	responses
  *
  * Context: module init.
  */
@@ -76,7 +77,7 @@ static bool rtrs_srv_room_fault(void)
 }
 #endif
 
-/* The work requests of one answer, built on the stack. */
+/* The work requests of one response, built on the stack. */
 struct rtrs_srv_rsp_wrs {
 	struct ib_rdma_wr	data;
 	struct ib_send_wr	reg_inv;
@@ -127,7 +128,7 @@ static void rtrs_srv_free_rkey_msgs(struct rtrs_srv_path *path)
 }
 
 /**
- * rtrs_srv_alloc_ops() - request handles and answer buffers of a path
+ * rtrs_srv_alloc_ops() - request handles and response buffers of a path
  * @path: path with its chunks mapped
  *
  * Return: 0 or a negative errno; on error nothing stays allocated.
@@ -171,7 +172,7 @@ free_ops:
 
 /**
  * rtrs_srv_free_ops() - undo rtrs_srv_alloc_ops()
- * @path: path whose requests are all answered or dropped
+ * @path: path whose requests all have their response or are dropped
  */
 void rtrs_srv_free_ops(struct rtrs_srv_path *path)
 {
@@ -233,9 +234,9 @@ static void rtrs_srv_inval_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
- * Room for one answer in the send queue.  The fault point says "no room"
- * only while a signaled answer or flush is in flight, whose completion
- * gives room back and posts the answers that wait, as when the queue is
+ * Room for one response in the send queue.  The fault point says "no room"
+ * only while a signaled response or flush is in flight, whose completion
+ * gives room back and posts the responses that wait, as when the queue is
  * full for real.
  */
 static bool rtrs_srv_sq_get(struct rtrs_srv_con *con)
@@ -257,11 +258,11 @@ static void rtrs_srv_sq_put(struct rtrs_srv_con *con)
 /**
  * rtrs_srv_op_end() - a request is over
  * @path: its path
- * @op: the request: answered, or dropped without an answer
+ * @op: the request: responded to, or dropped without a response
  *
  * Its chunk goes on to a request of another path that waits for it, and
  * @op is free for the next request of its own path.  In that order: the
- * next request on @path, which may follow as soon as @op's answer is
+ * next request on @path, which may follow as soon as @op's response is
  * posted, must not find the chunk still taken by @op.
  *
  * Context: any context.
@@ -273,7 +274,7 @@ static void rtrs_srv_op_end(struct rtrs_srv_path *path,
 	clear_bit_unlock(0, &op->busy);
 }
 
-/* The request is finished without an answer (path down). */
+/* The request is finished without a response (path down). */
 static void rtrs_srv_op_drop(struct rtrs_srv_path *path,
 			     struct rtrs_srv_op *op)
 {
@@ -311,9 +312,9 @@ static void rtrs_srv_add_data_wr(struct rtrs_srv_con *con,
 }
 
 /*
- * Re-key the chunk and tell the client the new key with the answer.  Where
- * local operations may run twice, the key stays and a LOCAL_INV of it goes
- * first (see rtrs_replays_local_ops()).
+ * Re-key the chunk and tell the client the new key with the response.
+ * Where local operations may run twice, the key stays and a LOCAL_INV of
+ * it goes first (see rtrs_replays_local_ops()).
  */
 static void rtrs_srv_add_reg_wr(struct rtrs_srv_con *con,
 				struct rtrs_srv_op *op,
@@ -382,17 +383,17 @@ static void rtrs_srv_add_rsp_wr(struct rtrs_srv_con *con,
 }
 
 /**
- * rtrs_srv_stop_answers() - post no more answers on a connection
+ * rtrs_srv_stop_responses() - post no more responses on a connection
  * @con: connection of a closing path, about to be drained
  *
- * An answer that saw its path connected is either posted before this
+ * A response that saw its path connected is either posted before this
  * returns, and so before the drain, or not at all: the check and the post
  * are made under @con->rsp_post_lock, and a post after the drain would
  * complete after it, into a connection being freed.
  *
  * Context: process context.
  */
-void rtrs_srv_stop_answers(struct rtrs_srv_con *con)
+void rtrs_srv_stop_responses(struct rtrs_srv_con *con)
 {
 	spin_lock_irq(&con->rsp_post_lock);
 	con->rsp_stopped = true;
@@ -400,18 +401,19 @@ void rtrs_srv_stop_answers(struct rtrs_srv_con *con)
 }
 
 /*
- * Post @first, the work requests of the answer of @op ending in @rsp,
- * signaling one answer in @con->rsp_batch.  An RC send queue completes in
- * order and the lock keeps the posts in the order they are counted, so the
- * signaled answer's completion stands for the rsp_batch answers up to it.
+ * Post @first, the work requests of the response of @op ending in @rsp,
+ * signaling one response in @con->rsp_batch.  An RC send queue completes
+ * in order and the lock keeps the posts in the order they are counted, so
+ * the signaled response's completion stands for the rsp_batch responses up
+ * to it.
  *
- * The chunk is the client's again once its answer is posted, and its next
- * request may follow at once: @op is released right after the post, not
- * before, so that request cannot race the answer for the chunk.  With
- * interrupts off until then, no answer posted here reaches the client
- * before (rxe sends from a tasklet of this CPU).
+ * The chunk is the client's again once its response is posted, and its
+ * next request may follow at once: @op is released right after the post,
+ * not before, so that request cannot race the response for the chunk.
+ * With interrupts off until then, no response posted here reaches the
+ * client before (rxe sends from a tasklet of this CPU).
  *
- * Return: 0, -ESHUTDOWN when the connection no longer takes answers, or
+ * Return: 0, -ESHUTDOWN when the connection no longer takes responses, or
  * the error of the post; @op is not released then.
  */
 static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
@@ -450,7 +452,7 @@ static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 }
 
 /*
- * Post the answer of @op, for which the caller took send queue room; drop
+ * Post the response of @op, for which the caller took send queue room; drop
  * it when its connection is being drained.
  */
 static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
@@ -468,7 +470,7 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 	 * starts with a LOCAL_INV (rxe), the device holds that LOCAL_INV
 	 * until everything before it on the send queue has completed, and
 	 * behind the data it would wait for the peer's ACK of this very
-	 * answer's data.  The peer sees the same messages in the same order.
+	 * response's data.  The peer sees the same messages in the same order.
 	 */
 	if (path->always_invalidate)
 		rtrs_srv_add_reg_wr(con, op, &w, &tail);
@@ -484,14 +486,14 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 		rtrs_srv_op_end(path, op);
 	}
 	if (err && err != -ESHUTDOWN) {
-		pr_err_ratelimited("%s: posting an answer failed: %d\n",
+		pr_err_ratelimited("%s: posting a response failed: %d\n",
 				   path->s.sessname, err);
 		rtrs_srv_close_path(path);
 	}
 	percpu_ref_put(&path->ops_ref);
 }
 
-/* Post the answers that wait for send queue room, while there is room. */
+/* Post the responses that wait for send queue room, while there is room. */
 static void rtrs_srv_kick_waiting(struct rtrs_srv_con *con)
 {
 	struct rtrs_srv_path *path = con_to_path(con);
@@ -520,8 +522,8 @@ static void rtrs_srv_kick_waiting(struct rtrs_srv_con *con)
 }
 
 /**
- * rtrs_srv_drop_waiting() - finish the answers still waiting for room
- * @con: connection of a closing path: drained, or not yet when an answer
+ * rtrs_srv_drop_waiting() - finish the responses still waiting for room
+ * @con: connection of a closing path: drained, or not yet when a response
  *	queued after the close has to go
  */
 void rtrs_srv_drop_waiting(struct rtrs_srv_con *con)
@@ -542,10 +544,10 @@ void rtrs_srv_drop_waiting(struct rtrs_srv_con *con)
 }
 
 /*
- * A signaled answer or a flush completed, and with it the @n answers it
- * stands for: their send queue room is free for the answers waiting.
+ * A signaled response or a flush completed, and with it the @n responses
+ * it stands for: their send queue room is free for the responses waiting.
  */
-static void rtrs_srv_answers_done(struct rtrs_srv_con *con, u32 n)
+static void rtrs_srv_responses_done(struct rtrs_srv_con *con, u32 n)
 {
 	WRITE_ONCE(con->rsp_stamp, jiffies);
 	atomic_dec(&con->rsp_inflight);
@@ -560,13 +562,13 @@ static void rtrs_srv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct rtrs_srv_path *path = con_to_path(con);
 
 	/*
-	 * A failed or flushed answer completes signaled or not: the path is
-	 * going, and its closing drops the answers still waiting for room.
+	 * A failed or flushed response completes signaled or not: the path is
+	 * going, and its closing drops the responses still waiting for room.
 	 */
-	if (!rtrs_srv_wc_ok(path, wc, "answer"))
+	if (!rtrs_srv_wc_ok(path, wc, "response"))
 		return;
 	rtrs_hb_received(&path->s);
-	rtrs_srv_answers_done(con, con->rsp_batch);
+	rtrs_srv_responses_done(con, con->rsp_batch);
 }
 
 static void rtrs_srv_flush_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -577,25 +579,26 @@ static void rtrs_srv_flush_done(struct ib_cq *cq, struct ib_wc *wc)
 	unsigned long flags;
 	u32 n;
 
-	if (!rtrs_srv_wc_ok(path, wc, "flush of the answers"))
+	if (!rtrs_srv_wc_ok(path, wc, "flush of the responses"))
 		return;
 	spin_lock_irqsave(&con->rsp_post_lock, flags);
 	n = con->flush_n;
 	con->flush_n = 0;
 	spin_unlock_irqrestore(&con->rsp_post_lock, flags);
-	rtrs_srv_answers_done(con, n);
+	rtrs_srv_responses_done(con, n);
 }
 
 /*
- * @con posted unsignaled answers and none since the watchdog last looked:
- * ask for their completion with a probe write (rtrs_post_probe_write()).
- * It gives their send queue room back, and the watchdog watches it like
- * a signaled answer: a queue pair that stopped moving on an unsignaled
- * answer, the client waiting for it, is found too.
+ * @con posted unsignaled responses and none since the watchdog last
+ * looked: ask for their completion with a probe write
+ * (rtrs_post_probe_write()).  It gives their send queue room back, and the
+ * watchdog watches it like a signaled response: a queue pair that stopped
+ * moving on an unsignaled response, the client waiting for it, is found
+ * too.
  *
  * Return: false when the flush could not be posted and the path closes.
  */
-static bool rtrs_srv_flush_answers(struct rtrs_srv_con *con)
+static bool rtrs_srv_flush_responses(struct rtrs_srv_con *con)
 {
 	struct rtrs_srv_path *path = con_to_path(con);
 	unsigned long flags;
@@ -618,14 +621,14 @@ static bool rtrs_srv_flush_answers(struct rtrs_srv_con *con)
 	con->wd_posts = con->rsp_posts;
 	spin_unlock_irqrestore(&con->rsp_post_lock, flags);
 	if (err) {
-		pr_err_ratelimited("%s: posting a flush of the answers failed: %d\n",
+		pr_err_ratelimited("%s: posting a flush of the responses failed: %d\n",
 				   path->s.sessname, err);
 		rtrs_srv_close_path(path);
 	}
 	return !err;
 }
 
-/* Answers wait on @con, and none has completed for too long. */
+/* Responses wait on @con, and none has completed for too long. */
 static bool rtrs_srv_con_stuck(struct rtrs_srv_con *con)
 {
 	return atomic_read(&con->rsp_inflight) > 0 &&
@@ -638,15 +641,14 @@ static bool rtrs_srv_con_stuck(struct rtrs_srv_con *con)
  * @work: &rtrs_srv_path.wd_dwork.
  *
  * A QP can stop moving without reporting an error (rxe can wedge one
- * whose retransmission meets a fast registration it already executed):
- * the answers on it never complete and the client waits forever.  Every
- * heartbeat interval the watchdog asks for the completion of the
- * unsignaled answers of each connection gone quiet, checks that each
- * connection with a signaled answer (or such a flush) in flight completed
- * one lately, and closes the path when not; the client then sends its
- * requests again over another path.  A path
- * still connecting when the watchdog first runs (connect_timeout_sec
- * after its first connection) is closed as well.
+ * whose retransmission meets a fast registration it already executed): the
+ * responses on it never complete and the client waits forever.  Every
+ * heartbeat interval the watchdog asks for the completion of the unsignaled
+ * responses of each connection gone quiet, checks that each connection with
+ * a signaled response (or such a flush) in flight completed one lately, and
+ * closes the path when not; the client then sends its requests again over
+ * another path.  A path still connecting when the watchdog first runs
+ * (connect_timeout_sec after its first connection) is closed as well.
  *
  * Context: process context, on rtrs_srv_wq.
  */
@@ -673,7 +675,7 @@ void rtrs_srv_wd_work(struct work_struct *work)
 	for (cid = 0; cid < path->s.con_num; cid++) {
 		struct rtrs_srv_con *con = to_srv_con(path->s.con[cid]);
 
-		if (!rtrs_srv_flush_answers(con))
+		if (!rtrs_srv_flush_responses(con))
 			return;
 		if (!rtrs_srv_con_stuck(con))
 			continue;
@@ -687,7 +689,7 @@ void rtrs_srv_wd_work(struct work_struct *work)
 }
 
 /**
- * rtrs_srv_resp_rdma() - answer one request
+ * rtrs_srv_resp_rdma() - respond to one request
  * @id: operation handed to the user by &rtrs_srv_ops.rdma_ev.
  * @status: 0, or the negative errno the client's
  *	&rtrs_clt_req_ops.conf_fn will see.  The protocol carries 9 bits of
@@ -702,10 +704,10 @@ void rtrs_srv_wd_work(struct work_struct *work)
  * them.  After the call @id belongs to rtrs again.
  *
  * Context: any context, including hard interrupt.
- * Return: true when the answer was posted, or dropped because the path is
- * no longer connected; false when the send queue was full and the answer
- * was queued, to be posted when room frees up.  Either way the user is
- * done with @id.
+ * Return: true when the response was posted, or dropped because the path is
+ * no longer connected; false when the send queue was full and the response
+ * was queued, to be posted when room frees up.  Either way the user is done
+ * with @id.
  */
 bool rtrs_srv_resp_rdma(struct rtrs_srv_op *id, int status)
 {
@@ -723,7 +725,7 @@ bool rtrs_srv_resp_rdma(struct rtrs_srv_op *id, int status)
 	}
 
 	/*
-	 * Once queued, @id may be answered or dropped by others at once and
+	 * Once queued, @id may be responded to or dropped by others at once and
 	 * its reference with it: keep the path (and @con) for the rest.
 	 */
 	percpu_ref_get(&path->ops_ref);
@@ -734,7 +736,7 @@ bool rtrs_srv_resp_rdma(struct rtrs_srv_op *id, int status)
 	/* Room may have come back before we queued: look again. */
 	rtrs_srv_kick_waiting(con);
 	/*
-	 * A path that closed meanwhile may have dropped its waiting answers
+	 * A path that closed meanwhile may have dropped its waiting responses
 	 * before this one came, and gives no room back any more.
 	 */
 	if (rtrs_srv_path_state(path) != RTRS_SRV_CONNECTED)
@@ -819,12 +821,12 @@ static int rtrs_srv_inv_chunk(struct rtrs_srv_con *con, u32 id, u32 off)
 }
 
 /*
- * Answer a heartbeat that came in on any connection of @path, connected
- * (so connection 0, where the ack goes, exists).  Like an answer, the ack
- * is posted under connection 0's @rsp_post_lock and not at all once that
- * connection is stopped: the close drains connection 0 before the others,
- * and an ack posted after that drain would complete into a freed
- * connection.
+ * Acknowledge a heartbeat that came in on any connection of @path,
+ * connected (so connection 0, where the ack goes, exists).  Like a
+ * response, the ack is posted under connection 0's @rsp_post_lock and not
+ * at all once that connection is stopped: the close drains connection 0
+ * before the others, and an ack posted after that drain would complete into
+ * a freed connection.
  */
 static void rtrs_srv_send_hb_ack(struct rtrs_srv_path *path)
 {
@@ -936,8 +938,8 @@ void rtrs_srv_end_handed(struct rtrs_srv_path *path)
 
 /**
  * rtrs_srv_end_orphans() - end the requests a closed path still holds
- * @path: path whose connections are destroyed, whose user answered all
- *	it took, and that has no request waiting (rtrs_srv_end_handed())
+ * @path: path whose connections are destroyed, whose user responded to
+ *	all it took, and that has no request waiting (rtrs_srv_end_handed())
  *
  * What is left is a request whose LOCAL_INV was posted as the
  * connection was being drained, and whose completion was lost with the

@@ -218,7 +218,7 @@ static void rtrs_srv_free_con(struct rtrs_srv_con *con)
 
 /*
  * Size the queues for the worst case: every chunk's request on this
- * connection, each with its LOCAL_INV and an answer of up to
+ * connection, each with its LOCAL_INV and a response of up to
  * RTRS_SRV_RSP_WRS work requests; heartbeat message and ack; and the
  * drain.  Connection 0 also carries the INFO_RSP with a REG_MR per chunk.
  */
@@ -231,7 +231,7 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	int err;
 
 	/*
-	 * + 4: a heartbeat, its ack, the watchdog's flush of the answers and
+	 * + 4: a heartbeat, its ack, the watchdog's flush of the responses and
 	 * the drain, outside sq_wr_avail.
 	 */
 	max_send_wr = depth * (1 + RTRS_SRV_RSP_WRS) + 4;
@@ -256,9 +256,9 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 		return err;
 	atomic_set(&con->c.sq_wr_avail, depth * RTRS_SRV_RSP_WRS);
 	/*
-	 * Unsignaled answers keep their room until a signaled one completes;
+	 * Unsignaled responses keep their room until a signaled one completes;
 	 * with no more than depth / 4 of them between two signaled ones, a
-	 * full send queue always holds a signaled answer, and at most a
+	 * full send queue always holds a signaled response, and at most a
 	 * quarter of the room waits for one.
 	 */
 	con->rsp_batch = clamp_t(u32, depth / 4, 1, RTRS_SRV_RSP_BATCH);
@@ -314,7 +314,8 @@ static void rtrs_srv_hb_err(struct rtrs_con *c)
 {
 	struct rtrs_srv_path *path = to_srv_path(c->path);
 
-	pr_err_ratelimited("%s: heartbeats unanswered\n", path->s.sessname);
+	pr_err_ratelimited("%s: heartbeats not acknowledged\n",
+			   path->s.sessname);
 	rtrs_srv_close_path(path);
 }
 
@@ -478,7 +479,7 @@ static void rtrs_srv_disconnect_cons(struct rtrs_srv_path *path)
 
 		if (!c)
 			continue;
-		rtrs_srv_stop_answers(to_srv_con(c));
+		rtrs_srv_stop_responses(to_srv_con(c));
 		rdma_disconnect(c->cm_id);
 		ib_drain_qp(c->qp);
 	}
@@ -517,7 +518,7 @@ static void rtrs_srv_stop_works(struct rtrs_srv_path *path)
 /*
  * The one teardown of a path: stop the heartbeats, disconnect and drain
  * every connection, drop its requests that wait for a chunk, wait until
- * the user answered every request it took, tell the user when this was
+ * the user responded to every request it took, tell the user when this was
  * the session's last path up, pass on any chunk it still owns, and free.
  */
 static void rtrs_srv_close_work(struct work_struct *work)

@@ -200,7 +200,7 @@ EXPORT_SYMBOL_GPL(rtrs_srv_open);
  *
  * Stops listening first, so no session can start meanwhile, then closes
  * every path of every session and waits until each one is torn down.
- * Closing a path waits until the user has answered every request it
+ * Closing a path waits until the user has responded to every request it
  * took, with rtrs_srv_resp_rdma(); each session that was up then gets
  * %RTRS_SRV_LINK_EV_DISCONNECTED.  Frees @ctx.  No callback runs after
  * this returns.

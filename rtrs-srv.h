@@ -19,13 +19,13 @@
  *       rtrs_srv_sess.paths_mutex	a session's paths and their connections
  *   rtrs_srv_sess.sysfs_mutex	sysfs directories of a session's paths
  *   rtrs_srv_sess.ev_mutex		counting paths up, link events
- *   rtrs_srv_con.rsp_wait_lock	(spin, irq) answers waiting for room
- *   rtrs_srv_con.rsp_post_lock	(spin, irq) posting answers, the drain
+ *   rtrs_srv_con.rsp_wait_lock	(spin, irq) responses waiting for room
+ *   rtrs_srv_con.rsp_post_lock	(spin, irq) posting responses, the drain
  *     rtrs_srv_chunk_owner.lock	(spin, irq) who owns a chunk
  *   rtrs_srv_path.state_lock	(spin, irq) the path's state; taken under
  *				paths_mutex when a context closes its paths
  *
- * An answer that waited for room leaves rsp_wait_lock before it is
+ * A response that waited for room leaves rsp_wait_lock before it is
  * posted.  The test kernel runs with lockdep, and a report in any guest
  * fails make check.
  */
@@ -62,19 +62,20 @@ struct rtrs_srv_cpu_stats {
  * struct rtrs_srv_op - one client request being served
  * @dir: READ when the client reads from the server (the user fills the
  *	data area), WRITE when the client wrote into it.  Set before
- *	&rtrs_srv_ops.rdma_ev is called; constant until the answer.
- * @con: connection the request came in on, and the answer goes out on
- * @msg_id: chunk of the request; the answer carries it back
+ *	&rtrs_srv_ops.rdma_ev is called; constant until the response.
+ * @con: connection the request came in on, and the response goes out on
+ * @msg_id: chunk of the request; the response carries it back
  * @off: offset of the request's header in the chunk
- * @status: answer kept while the answer waits for send queue room
+ * @status: the user's status, kept while the response waits for send
+ *	queue room
  * @busy: bit 0 is set from the arrival of the request until it ends: its
- *	answer posted (cleared after the post, see rtrs_srv_post_rsp_wrs())
+ *	response posted (cleared after the post, see rtrs_srv_post_rsp_wrs())
  *	or the request dropped; a second request for the chunk on the same
  *	path meanwhile is a protocol violation.  See rtrs_srv_op_end().
  * @need_inval: the client asked for SEND WITH INVALIDATE of @desc.key
  * @sg_cnt: descriptors of a READ, 0 or 1
  * @desc: copy of the READ descriptor, validated
- * @wait_entry: in &rtrs_srv_con.rsp_wait_list while the answer waits
+ * @wait_entry: in &rtrs_srv_con.rsp_wait_list while the response waits
  * @chunk_entry: in &rtrs_srv_chunk_owner.waiting while the request waits
  *	for a request of another path to give up the chunk
  * @run_work: runs the request once it has been handed the chunk
@@ -236,30 +237,30 @@ struct rtrs_srv_sess {
  * @c: what the core knows of the connection
  * @recv_cqe: completion of the empty receives that IO requests and
  *	heartbeats consume
- * @rsp_cqe: completion of the last work request of an answer, signaled
- *	for one answer in @rsp_batch
+ * @rsp_cqe: completion of the last work request of a response, signaled
+ *	for one response in @rsp_batch
  * @flush_cqe: completion of the zero-length RDMA WRITE that stands for
- *	the unsignaled answers of a connection gone quiet
+ *	the unsignaled responses of a connection gone quiet
  * @write_cqe: completion of the RDMA WRITE of READ data (unsignaled)
  * @reg_cqe: completion of a REG_MR (unsignaled)
  * @inval_cqe: completion of a SEND WITH INVALIDATE (unsignaled)
  * @rsp_wait_lock: protects @rsp_wait_list; taken with interrupts off
- *	since answers may come from any context
- * @rsp_wait_list: &struct rtrs_srv_op whose answers wait for send queue
+ *	since responses may come from any context
+ * @rsp_wait_list: &struct rtrs_srv_op whose responses wait for send queue
  *	room (&rtrs_con.sq_wr_avail)
- * @rsp_post_lock: keeps answers posted in the order @rsp_unsig counts
+ * @rsp_post_lock: keeps responses posted in the order @rsp_unsig counts
  *	them; taken with interrupts off
- * @rsp_stopped: the path is closing: no answer, flush, chunk LOCAL_INV
+ * @rsp_stopped: the path is closing: no response, flush, chunk LOCAL_INV
  *	or (on connection 0) heartbeat ack is posted any more, so none can
  *	follow the drain; under @rsp_post_lock
- * @rsp_unsig: answers posted since the last signaled one or flush
- * @rsp_batch: answers per signaled answer; its completion gives back the
- *	send queue room of all of them
- * @rsp_posts: answers posted, counted under @rsp_post_lock
+ * @rsp_unsig: responses posted since the last signaled one or flush
+ * @rsp_batch: responses per signaled response; its completion gives back
+ *	the send queue room of all of them
+ * @rsp_posts: responses posted, counted under @rsp_post_lock
  * @wd_posts: @rsp_posts when the watchdog last looked
- * @flush_n: the answers the flush in flight stands for, 0 when none is
- * @rsp_inflight: signaled answers posted and not completed
- * @rsp_stamp: jiffies of the last answer completed, or of the post that
+ * @flush_n: the responses the flush in flight stands for, 0 when none is
+ * @rsp_inflight: signaled responses posted and not completed
+ * @rsp_stamp: jiffies of the last response completed, or of the post that
  *	made @rsp_inflight leave 0; for the path's watchdog
  */
 struct rtrs_srv_con {
@@ -272,7 +273,7 @@ struct rtrs_srv_con {
 	struct ib_cqe		inval_cqe;
 	spinlock_t		rsp_wait_lock;	/* rsp_wait_list */
 	struct list_head	rsp_wait_list;
-	spinlock_t		rsp_post_lock;	/* rsp_unsig, answer posts */
+	spinlock_t		rsp_post_lock;	/* rsp_unsig, response posts */
 	bool			rsp_stopped;
 	u32			rsp_unsig;
 	u32			rsp_batch;
@@ -329,7 +330,7 @@ struct rtrs_srv_chunk {
  * @chunks: @sess->queue_depth entries, mapped for @s.dev
  * @ops: @sess->queue_depth request handles
  * @rkey_msgs: @sess->queue_depth RKEY_RSP messages, one per chunk, sent
- *	with the answers when chunks are re-keyed (always-invalidate only)
+ *	with the responses when chunks are re-keyed (always-invalidate only)
  * @rkey_dma: DMA address of @rkey_msgs
  * @info_req: receive buffer of the INFO_REQ, posted on connection 0
  * @info_rsp: the INFO_RSP
@@ -340,7 +341,7 @@ struct rtrs_srv_chunk {
  * @sysfs_work: shows the path in sysfs once it is up
  * @sysfs_tries: attempts of @sysfs_work so far
  * @wd_dwork: the watchdog: closes the path when it is not connected in
- *	time, or when answers stop completing
+ *	time, or when responses stop completing
  * @connect_timeout: seconds the path had to connect, 0 for no limit
  * @sysfs: the path's sysfs directory; under @sess->sysfs_mutex
  * @hca_port: port of @s.dev the path's connections use
@@ -394,8 +395,8 @@ static inline struct rtrs_srv_path *con_to_path(struct rtrs_srv_con *con)
 #define RTRS_SRV_MAX_CONS	4096
 
 /*
- * Answers in flight on a connection that has completed none for this long
- * mean a stuck QP (see rtrs_srv_wd_work()).
+ * Responses in flight on a connection that has completed none for this
+ * long mean a stuck QP (see rtrs_srv_wd_work()).
  */
 #define RTRS_SRV_STALL_MS	15000
 
@@ -411,11 +412,12 @@ static inline struct rtrs_srv_path *con_to_path(struct rtrs_srv_con *con)
 #define RTRS_SRV_SYSFS_TRIES	100
 
 /*
- * Work requests one answer may take: data, REG_MR (after a LOCAL_INV where
- * local operations may run twice), invalidate, answer.
+ * Work requests one response may take: data, REG_MR (after a LOCAL_INV
+ * where local operations may run twice), invalidate, and the status
+ * itself.
  */
 #define RTRS_SRV_RSP_WRS	5
-/* Most answers one signaled answer stands for. */
+/* Most responses one signaled response stands for. */
 #define RTRS_SRV_RSP_BATCH	16
 
 /**
@@ -462,7 +464,7 @@ int rtrs_srv_post_info_recv(struct rtrs_srv_path *path,
 			    struct rtrs_srv_con *con);
 void rtrs_srv_path_down(struct rtrs_srv_path *path);
 
-/* rtrs-srv-io.c: requests and their answers. */
+/* rtrs-srv-io.c: requests and their responses. */
 int rtrs_srv_alloc_ops(struct rtrs_srv_path *path);
 void rtrs_srv_free_ops(struct rtrs_srv_path *path);
 void rtrs_srv_init_con_cqes(struct rtrs_srv_con *con);
@@ -470,7 +472,7 @@ int rtrs_srv_post_recvs(struct rtrs_srv_con *con, unsigned int n);
 void rtrs_srv_drop_waiting(struct rtrs_srv_con *con);
 void rtrs_srv_end_handed(struct rtrs_srv_path *path);
 void rtrs_srv_end_orphans(struct rtrs_srv_path *path);
-void rtrs_srv_stop_answers(struct rtrs_srv_con *con);
+void rtrs_srv_stop_responses(struct rtrs_srv_con *con);
 bool rtrs_srv_wc_ok(struct rtrs_srv_path *path, struct ib_wc *wc,
 		    const char *what);
 void rtrs_srv_wd_work(struct work_struct *work);

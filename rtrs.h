@@ -10,8 +10,9 @@
  * The client side (rtrs-client.ko) opens a session to a server over one or
  * more paths and sends READ and WRITE requests, each carrying a small user
  * message; the server side (rtrs-server.ko) hands every request to its user
- * through struct rtrs_srv_ops and sends back the user's answer.  rtrs-core.ko
- * holds the address helpers that both sides and their users share.
+ * through struct rtrs_srv_ops and sends back the user's response.
+ * rtrs-core.ko holds the address helpers that both sides and their users
+ * share.
  *
  * The session, permit, server context and server operation types are opaque
  * to users: they only ever hold pointers to them.
@@ -175,8 +176,8 @@ int rtrs_clt_query(struct rtrs_clt_sess *clt, struct rtrs_attrs *attr);
  *	The user usually calls rtrs_srv_set_sess_priv() from this event.
  * @RTRS_SRV_LINK_EV_DISCONNECTED: the last path of the session is closed.
  *	Every operation &rtrs_srv_ops.rdma_ev received on the session has been
- *	answered with rtrs_srv_resp_rdma() and no further one will come; the
- *	user must not use the session after the callback returns.
+ *	responded to with rtrs_srv_resp_rdma() and no further one will come;
+ *	the user must not use the session after the callback returns.
  *
  * Delivered through &rtrs_srv_ops.link_ev.
  */
@@ -193,12 +194,13 @@ enum rtrs_srv_link_ev {
  *	message (@usr, @usrlen bytes; only valid during the call).  For a
  *	client WRITE, @data holds the @datalen bytes the client wrote; for a
  *	client READ, the user fills @data with the @datalen bytes to send
- *	back.  @data stays valid until the answer.  Returning 0 hands @id to
- *	the user, who must answer it exactly once with rtrs_srv_resp_rdma(),
- *	from any context, possibly before returning.  Returning a negative
- *	errno makes rtrs answer the client with it; the user must then not
- *	touch @id again.  Called from process context (completion work);
- *	it may sleep, which stalls further requests of that connection.
+ *	back.  @data stays valid until the response.  Returning 0 hands @id to
+ *	the user, who must respond to it exactly once with
+ *	rtrs_srv_resp_rdma(), from any context, possibly before returning.
+ *	Returning a negative errno makes rtrs respond to the client with it;
+ *	the user must then not touch @id again.  Called from process context
+ *	(completion work); it may sleep, which stalls further requests of that
+ *	connection.
  * @link_ev: called with the session, the event and the private pointer
  *	(NULL for %RTRS_SRV_LINK_EV_CONNECTED).  For
  *	%RTRS_SRV_LINK_EV_CONNECTED, a non-zero return refuses the session:

@@ -3,7 +3,7 @@
  * rtrs: RDMA transport, server: tracepoints.
  *
  * Path state changes, connection errors, and each request's arrival and
- * answer; all off until enabled in tracefs (events/rtrs_srv/).
+ * response; all off until enabled in tracefs (events/rtrs_srv/).
  *
  * The trace is read later, when what a pointer of the event pointed to
  * may be gone: an event prints only what it holds (a string copied in by
@@ -87,6 +87,10 @@ TRACE_EVENT(rtrs_srv_request,
 		      __entry->msg_id, __entry->data_len, __entry->usr_len)
 );
 
+/*
+ * The response to a request.  The event's name and output are seen by
+ * users, and tests/e2e/lossy.sh enables it by name: they stay as they are.
+ */
 TRACE_EVENT(rtrs_srv_answer,
 	    TP_PROTO(const struct rtrs_srv_path *path, u32 msg_id, int status),
 	    TP_ARGS(path, msg_id, status),
