@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * rtrs benchmark server: answers every IO of rtrs-bench-clt at once, with
- * no copy and no check beyond the user message's magic and length, so the
- * benchmark measures the transport and nothing else.  It uses only rtrs.h:
- * the same source builds against this project's header and mainline's.
+ * rtrs benchmark server: responds to every IO of rtrs-bench-clt at once,
+ * with no copy and no check beyond the user message's magic and length, so
+ * the benchmark measures the transport and nothing else.  It uses only
+ * rtrs.h: the same source builds against this project's header and
+ * mainline's.
  *
  *   insmod rtrs-bench-srv.ko [port=1236]
  */
@@ -33,7 +34,7 @@ static const struct kernel_param_ops bench_counter_ops = {
 };
 
 module_param_cb(ios_served, &bench_counter_ops, &ios_served, 0444);
-MODULE_PARM_DESC(ios_served, "IOs answered so far");
+MODULE_PARM_DESC(ios_served, "IOs responded to so far");
 
 static struct rtrs_srv_ctx *bench_ctx;
 
@@ -80,5 +81,5 @@ static void __exit rtrs_bench_srv_exit(void)
 module_init(rtrs_bench_srv_init);
 module_exit(rtrs_bench_srv_exit);
 
-MODULE_DESCRIPTION("rtrs benchmark server: answers every IO at once");
+MODULE_DESCRIPTION("rtrs benchmark server: responds to every IO at once");
 MODULE_LICENSE("GPL");

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * rtrs benchmark users: the user message the benchmark client sends with
- * every IO.  The benchmark server answers each IO at once, without touching
- * its data, so what is measured is the transport.
+ * every IO.  The benchmark server responds to each IO at once, without
+ * touching its data, so what is measured is the transport.
  */
 #ifndef RTRS_BENCH_H
 #define RTRS_BENCH_H

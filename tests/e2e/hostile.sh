@@ -5,14 +5,14 @@
 # is a userspace RTRS 2.0 client and server on rxe1; our modules are on
 # rxe0.  Part A: the peer as a client sends each protocol violation that
 # Documentation/rtrs.rst lists under "Hostile peers" to rtrs-server (with
-# tests/user/rtrs-test-srv), while a well-behaved rtrs-test-clt session
-# runs verified IO.  Part B: the peer as a server answers rtrs-test-clt's
-# opens and IO with lies.  For every case: the peer sees the answer the
-# protocol requires (reject, close, or service for the legal oddities);
-# the side under test is left with no session and no queue pair of it;
-# the transport logged at least one (for a lie) and at most a few lines;
-# and a well-behaved session still gets verified IO right after.  The
-# debug kernel's reports fail the run, and kmemleak must find nothing
+# tests/user/rtrs-test-srv), while a well-behaved rtrs-test-clt session runs
+# verified IO.  Part B: the peer as a server responds to rtrs-test-clt's
+# opens and IO with lies.  For every case: the peer sees the response the
+# protocol requires (reject, close, or service for the legal oddities); the
+# side under test is left with no session and no queue pair of it; the
+# transport logged at least one (for a lie) and at most a few lines; and a
+# well-behaved session still gets verified IO right after.  The debug
+# kernel's reports fail the run, and kmemleak must find nothing
 # (guest-init.sh's scan after the script).
 
 . "$RTRS_TOP/tests/e2e/topology.sh"
@@ -199,11 +199,11 @@ stalled_case() {
 
 # ---- the table of messages and path states --------------------------------
 #
-# Documentation/rtrs.rst, "Messages and path states": every message a
-# peer can send, on connection 0 and on connection 1, in each state of a
-# path's set-up, against our server and against our client.  A cell is
-# "keep" (the path stays, a heartbeat is acknowledged, an IO answered,
-# nothing logged) or "close" (the path goes, with one line in the log:
+# Documentation/rtrs.rst, "Messages and path states": every message a peer
+# can send, on connection 0 and on connection 1, in each state of a path's
+# set-up, against our server and against our client.  A cell is "keep" (the
+# path stays, a heartbeat is acknowledged, an IO gets its response, nothing
+# logged) or "close" (the path goes, with one line in the log:
 # CELL_MAX_LINES).
 MSGS="hb hb-ack io-req io-rsp info-req info-rsp rkey-rsp"
 CELL_MAX_LINES=${HOSTILE_CELL_MAX_LINES:-1}
@@ -284,10 +284,10 @@ cell_result() {
 }
 
 # clt_want STATE MSG CON: the client's verdict.  Before the INFO_RSP
-# connection 0's one receive is the INFO_RSP's, and no later connection
-# has a receive: a message there waits in the server's send queue until
-# the INFO_RSP came, and is then taken as by a connected path.  A client
-# takes heartbeats and their acks, and no answer while it has no request.
+# connection 0's one receive is the INFO_RSP's, and no later connection has
+# a receive: a message there waits in the server's send queue until the
+# INFO_RSP came, and is then taken as by a connected path.  A client takes
+# heartbeats and their acks, and no response while it has no request.
 clt_want() {
 	case $1:$2:$3 in
 	info:hb:1 | info:hb-ack:1 | conn:hb:* | conn:hb-ack:*) echo keep ;;
@@ -362,9 +362,9 @@ hb_acked() { grep -q "heartbeat on connection 1 acknowledged" "$RESULTS/peer.log
 # opens, and a heartbeat the peer sends on connection 1 is acknowledged
 # with the path kept (the peer's exit status says so as well) and nothing
 # logged.  open: opening the session fails.  io: the session opens, and
-# the first IO's lying answer (or, with the session's io_timeout_sec at
+# the first IO's lying response (or, with the session's io_timeout_sec at
 # 2 s, its lack of one) takes the path down, with REASON in the client's
-# log (the peer answers no heartbeat: without it, missed heartbeats
+# log (the peer acknowledges no heartbeat: without it, missed heartbeats
 # would take the path down too, for no merit of the checks).  The
 # client logs a few lines (at least one for a lie) and leaves no
 # queue pair behind.
@@ -481,9 +481,9 @@ for c in ${HOSTILE_RSP_CASES:-rsp-magic rsp-errno rsp-qd-0 rsp-qd-vary \
 		info-type info-len-0 info-len-odd}; do
 	check "server lie $c fails the open" liar_case "$c" open
 done
-# Answers to IO that no request asked for, each with the reason the
+# Responses to IO that no request asked for, each with the reason the
 # client must give: "answer to no request" unless listed here.
-# io-silent answers nothing: the session's io_timeout_sec (set to 2 s
+# io-silent sends no response: the session's io_timeout_sec (set to 2 s
 # by liar_case, before the 25 s of missed heartbeats) takes the path down.
 declare -A ANS_REASON=([io-type]="unknown immediate"
 	[io-silent]="waited 2 s for its answer")

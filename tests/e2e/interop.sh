@@ -282,9 +282,9 @@ no_io_error() {
 	return 0
 }
 
-# cut_path, mend_path: the client's packets to the server's second
-# address go to a MAC address nobody has, and the server's NIC drops them;
-# the server's packets still arrive, but what answers them is lost.  A
+# cut_path, mend_path: the client's packets to the server's second address
+# go to a MAC address nobody has, and the server's NIC drops them; the
+# server's packets still arrive, but what the client sends back is lost.  A
 # blackhole route would not do: rxe looks its routes up with eth0 as the
 # output device, and such a lookup takes a blackhole or unreachable route
 # for an on-link destination.  mend_path lets ARP find the server again.
@@ -352,7 +352,7 @@ phase() {
 	check "$tag: unmap" rnbd_unmap "$dev"
 	rm -f "$RTRS_TMP/dev"
 	# The unmap can return before the session is freed: the work that
-	# took the answer to the close message may hold the last reference,
+	# took the response to the close message may hold the last reference,
 	# and close the transport session after.  Mainline rnbd-client's
 	# exit does not wait for that work (it skips a session whose count
 	# is zero, warns that one is left and unloads under it), so unload

@@ -130,9 +130,9 @@ large_io() {
 # deep_io TAG DEV SDEV: four jobs at iodepth 32 of 4 KiB random reads and
 # writes, each on its own 2 MiB with crc32c, against a session of queue
 # depth 16: every chunk stays busy, requests wait for permits on the
-# client, and the server signals one answer in four.  A batch that did
+# client, and the server signals one response in four.  A batch that did
 # not fit the send queue (made 32 on purpose once) stalls this job until
-# fio's timeout; at the default depth nothing else notices it.  Answers
+# fio's timeout; at the default depth nothing else notices it.  Responses
 # rarely wait for send queue room even here: waiting_io makes them.
 deep_io() {
 	check "$1: fio 4k randrw, 4 jobs at iodepth 32, crc32c verify" \
@@ -142,13 +142,13 @@ deep_io() {
 }
 
 # The server's fault point fail_rtrs_srv_room (debugfs): with it armed,
-# every answer that finds a signaled answer in flight acts as if the send
-# queue had no room, and waits for that completion to post it.  (An
-# answer that comes once none is in flight posts those waiting too, but
+# every response that finds a signaled response in flight acts as if the
+# send queue had no room, and waits for that completion to post it.  (A
+# response that comes once none is in flight posts those waiting too, but
 # with all chunks busy few come: a server that did not post them on
 # completion stalled this job until the guest's timeout.)  room_arm arms
 # it for up to ROOM_TIMES tries; room_waited disarms it and says how many
-# times it fired (an answer can meet it more than once), not none.
+# times it fired (a response can meet it more than once), not none.
 ROOM=/sys/kernel/debug/fail_rtrs_srv_room
 ROOM_TIMES=1000000
 room_arm() {
@@ -164,9 +164,9 @@ room_waited() {
 	[ "$left" -lt "$ROOM_TIMES" ]
 }
 
-# waiting_io TAG DEV SDEV: deep_io while answers wait for send queue
+# waiting_io TAG DEV SDEV: deep_io while responses wait for send queue
 # room on purpose (room_arm): each must go out once a completion gives
-# room back, behind those that waited before it.  An answer left waiting
+# room back, behind those that waited before it.  A response left waiting
 # stalls fio until its timeout.
 waiting_io() {
 	check "$1: answers made to wait for room (fail_rtrs_srv_room)" room_arm
@@ -293,7 +293,7 @@ check "nothing left mapped" not ls /sys/block/rnbd0
 check "unload rnbd and rtrs" rnbd_unload
 
 # A shallow server: more requests than chunks wait for permits on the
-# client, and the server's answer batch is at its smallest (see deep_io).
+# client, and the server's response batch is at its smallest (see deep_io).
 check "load rtrs and rnbd, server queue depth 16" \
 	rnbd_load "$b" sess_queue_depth=16
 with_device deep1 nullb0 deep_io "$PATH1"

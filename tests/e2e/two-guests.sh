@@ -72,7 +72,7 @@ b=$(rtrs_build_dir)
 modprobe -a ib_core rdma_cm
 check "load rtrs-core" insmod "$b/rtrs-core.ko"
 
-# served N: the test server answered N IOs and holds no session.
+# served N: the test server responded to N IOs and holds no session.
 served() {
 	local p=/sys/module/rtrs_test_srv/parameters
 	[ "$(cat $p/ios_served)" -ge "$1" ] && [ "$(cat $p/sessions_connected)" -eq 0 ]

@@ -259,7 +259,7 @@ static void io_rsp_types(struct kunit *test)
 struct io_rsp_case {
 	const char *name;
 	u32 msg_id;
-	u32 err;	/* magnitude of the errno the server answers */
+	u32 err;	/* magnitude of the errno the server responds with */
 	int want;
 };
 

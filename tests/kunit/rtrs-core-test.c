@@ -1052,7 +1052,7 @@ static void lb_hb_err_handler(struct rtrs_con *con)
 	complete(&lb->hb_failed);
 }
 
-static void lb_heartbeats_are_answered(struct kunit *test)
+static void lb_heartbeats_are_acked(struct kunit *test)
 {
 	struct loopback *lb = lb_setup(test);
 	ktime_t latency;
@@ -1100,7 +1100,7 @@ static struct kunit_case rtrs_core_cases[] = {
 	KUNIT_CASE(lb_send_reaches_peer_buffer),
 	KUNIT_CASE(lb_write_imm_lands_with_its_imm),
 	KUNIT_CASE(lb_signals_every_interval),
-	KUNIT_CASE(lb_heartbeats_are_answered),
+	KUNIT_CASE(lb_heartbeats_are_acked),
 	{}
 };
 

@@ -512,7 +512,7 @@ static void io_from_all_cpus(struct kunit *test)
 /*
  * Closing with requests in flight completes each exactly once; the
  * completions give the permits back, which close waits for.  The server
- * holds each request RTRS_TEST_HOLD_MS before it answers, so that close
+ * holds each request RTRS_TEST_HOLD_MS before it responds, so that close
  * finds them in flight: a case in which none was would test nothing.
  */
 #define CLOSE_IOS	64

@@ -25,7 +25,7 @@
  * 0 when every cell went as expected.  As a server, "server-cells"
  * serves one client session per CELL, in turn, and says how each went.
  *
- * As a server, the peer answers one client session with the lie CASE
+ * As a server, the peer responds to one client session with the lie CASE
  * names and exits 0 once the client has dropped every connection (the
  * scenario then checks what the client made of it), 1 when the client
  * kept the connections, 2 on its own failure.  The wire layout is
@@ -606,7 +606,7 @@ static int rejected(int r)
 		say("rejected");
 		return 0;
 	}
-	say(r ? "no answer" : "accepted");
+	say(r ? "no response" : "accepted");
 	return 1;
 }
 
@@ -784,7 +784,7 @@ static int case_info_twice(void)
 }
 
 /* Wait for the IO response to chunk @id on @c. */
-static int io_answered(struct con *c, __u32 id)
+static int io_responded(struct con *c, __u32 id)
 {
 	struct ibv_wc wc;
 	__u32 v;
@@ -798,16 +798,16 @@ static int io_answered(struct con *c, __u32 id)
 		    v >> IMM_PAYLOAD_BITS != IMM_IO_RSP_W_INV)
 			continue;
 		if ((v & ((1u << 19) - 1)) == id) {
-			say("chunk %u answered, errno %u", id,
+			say("response for chunk %u, errno %u", id,
 			    (v >> 19) & 511);
 			return 0;
 		}
 	}
-	say("no answer for chunk %u", id);
+	say("no response for chunk %u", id);
 	return 1;
 }
 
-/* A well-formed WRITE must be answered: proves our encoding. */
+/* A well-formed WRITE must get its response: proves our encoding. */
 static int case_good_io(void)
 {
 	__u32 off = 512;
@@ -818,7 +818,7 @@ static int case_good_io(void)
 	write_hdr(off, 0);
 	if (write_chunk(&P.con[1], 3, off + 4, off))
 		return 2;
-	return io_answered(&P.con[1], 3) || expect_open(1000);
+	return io_responded(&P.con[1], 3) || expect_open(1000);
 }
 
 static int case_io(const char *name)
@@ -962,10 +962,10 @@ static int post_test_io(struct con *c, const struct sg_desc *desc, __u32 id,
 }
 
 /*
- * Take the completions of @c: 1 once the answer for chunk @id came (with
+ * Take the completions of @c: 1 once the response for chunk @id came (with
  * errno 0 in @err), 0 while not, -1 on a failed completion.
  */
-static int test_io_answered(struct con *c, __u32 id, unsigned int *err)
+static int test_io_responded(struct con *c, __u32 id, unsigned int *err)
 {
 	struct ibv_wc wc;
 	__u32 v;
@@ -990,7 +990,7 @@ static int test_io_answered(struct con *c, __u32 id, unsigned int *err)
 	return 0;
 }
 
-/* One IO of the test server, answered with errno 0 within WAIT_MS. */
+/* One IO of the test server, with a response of errno 0 within WAIT_MS. */
 static int test_io(struct con *c, const struct sg_desc *desc, __u32 id,
 		   __u32 op, __u64 off, unsigned char seed)
 {
@@ -1000,12 +1000,12 @@ static int test_io(struct con *c, const struct sg_desc *desc, __u32 id,
 
 	if (post_test_io(c, desc, id, op, off, 0, seed))
 		return -1;
-	while ((r = test_io_answered(c, id, &err)) == 0 && now_ms() < end)
+	while ((r = test_io_responded(c, id, &err)) == 0 && now_ms() < end)
 		usleep(1000);
 	if (r == 1 && !err)
 		return 0;
-	say(r == 1 ? "chunk %u answered, errno %u" : "no answer for chunk %u",
-	    id, err);
+	say(r == 1 ? "response for chunk %u, errno %u" :
+	    "no response for chunk %u", id, err);
 	return -1;
 }
 
@@ -1031,10 +1031,10 @@ static int second_path_up(void)
 }
 
 /*
- * Wait for the answers of the held write (path 1, connection 1) and of
+ * Wait for the responses of the held write (path 1, connection 1) and of
  * its copy (path 2, connection 1, slot 3), noting when each came.
  */
-static int shared_answers(long *t1, long *t2)
+static int shared_responses(long *t1, long *t2)
 {
 	long end = now_ms() + WAIT_MS;
 	unsigned int e1 = 0, e2 = 0;
@@ -1042,12 +1042,12 @@ static int shared_answers(long *t1, long *t2)
 
 	*t1 = *t2 = 0;
 	while ((!*t1 || !*t2) && now_ms() < end) {
-		r = *t1 ? 0 : test_io_answered(&P.con[1], SC_CHUNK, &e1);
+		r = *t1 ? 0 : test_io_responded(&P.con[1], SC_CHUNK, &e1);
 		if (r < 0)
 			return -1;
 		if (r)
 			*t1 = now_ms();
-		r = *t2 ? 0 : test_io_answered(&P.con[3], SC_CHUNK, &e2);
+		r = *t2 ? 0 : test_io_responded(&P.con[3], SC_CHUNK, &e2);
 		if (r < 0)
 			return -1;
 		if (r)
@@ -1055,7 +1055,7 @@ static int shared_answers(long *t1, long *t2)
 		usleep(1000);
 	}
 	if (!*t1 || !*t2 || e1 || e2) {
-		say("answers: path 1 %s (errno %u), path 2 %s (errno %u)",
+		say("responses: path 1 %s (errno %u), path 2 %s (errno %u)",
 		    *t1 ? "came" : "missing", e1, *t2 ? "came" : "missing", e2);
 		return -1;
 	}
@@ -1064,16 +1064,16 @@ static int shared_answers(long *t1, long *t2)
 
 /*
  * "shared-chunk": one session, two paths.  Path 1 writes pattern A for
- * store offset X into chunk N as a LATE write, which the test server
- * holds late_ms (P.hold seconds) and stores from the chunk only when it
- * answers; at once path 2 sends the same write again through the same
- * chunk N, as a client does that failed a request over (both copies put
- * the same bytes in the chunk, so which lands first does not matter).
- * The server must run path 2's copy only once path 1's has ended: its
- * answer comes after path 1's, most of late_ms later.  A server that
- * runs both at once hands the second copy to the test server while the
- * first is held, and the test server serves a LATE write it holds
- * already at once: path 2's answer then comes first.  X reads back A.
+ * store offset X into chunk N as a LATE write, which the test server holds
+ * late_ms (P.hold seconds) and stores from the chunk only when it responds
+ * to it; at once path 2 sends the same write again through the same chunk
+ * N, as a client does that failed a request over (both copies put the same
+ * bytes in the chunk, so which lands first does not matter).  The server
+ * must run path 2's copy only once path 1's has ended: its response comes
+ * after path 1's, most of late_ms later.  A server that runs both at once
+ * hands the second copy to the test server while the first is held, and the
+ * test server serves a LATE write it holds already at once: path 2's
+ * response then comes first.  X reads back A.
  */
 static int case_shared_chunk(void)
 {
@@ -1090,9 +1090,9 @@ static int case_shared_chunk(void)
 	    post_test_io(&P.con[3], P.desc2, SC_CHUNK, TEST_OP_LATE, SC_X,
 			 64 << 10, 0xa0))
 		return 2;
-	if (shared_answers(&t1, &t2))
+	if (shared_responses(&t1, &t2))
 		return 1;
-	say("chunk %u: path 1 answered after %ld ms, path 2 after %ld ms",
+	say("chunk %u: path 1's response after %ld ms, path 2's after %ld ms",
 	    SC_CHUNK, t1 - t0, t2 - t0);
 	if (t2 < t1 || t2 - t0 < late_ms * 3 / 4) {
 		say("path 2's copy ran while path 1's held the chunk");
@@ -1110,7 +1110,7 @@ static int case_shared_chunk(void)
 	return bad;
 }
 
-/* A heartbeat on a connection other than 0 is legal and answered. */
+/* A heartbeat on a connection other than 0 is legal and acknowledged. */
 static int case_hb_con(void)
 {
 	if (session_up(2))
@@ -1293,7 +1293,7 @@ static int case_cell(const char *name)
 		r = 1;
 	}
 	if (!strcmp(m.msg, "io-req") && P.chunks)
-		r |= io_answered(&P.con[m.con], 3);
+		r |= io_responded(&P.con[m.con], 3);
 	return r | expect_open(1500);
 }
 
@@ -1435,13 +1435,13 @@ static int srv_recv(struct con *c, __u32 *imm_data)
 }
 
 /*
- * Answer the first IO request with the case's lie ("io-silent": none at
+ * Respond to the first IO request with the case's lie ("io-silent": none at
  * all, while the connection keeps acknowledging); 1 once done.
  */
 static int srv_io(void)
 {
 	unsigned int i, id;
-	__u32 v, ans;
+	__u32 v, rsp;
 
 	for (i = 0; i < MAX_CONS; i++) {
 		if (srv_recv(&P.con[i], &v) != IBV_WC_RECV_RDMA_WITH_IMM ||
@@ -1449,23 +1449,23 @@ static int srv_io(void)
 			continue;
 		id = (v & 0x0fffffff) >> 24;	/* 28 - log2(SRV_QD) */
 		if (is("io-silent")) {
-			say("request for chunk %u, never answering", id);
+			say("request for chunk %u, never responding", id);
 			return 1;
 		}
 		if (is("io-bad-id"))
-			ans = imm(IMM_IO_RSP, SRV_QD + 3);
+			rsp = imm(IMM_IO_RSP, SRV_QD + 3);
 		else if (is("io-not-sent"))
-			ans = imm(IMM_IO_RSP, (id + 1) % SRV_QD);
+			rsp = imm(IMM_IO_RSP, (id + 1) % SRV_QD);
 		else if (is("io-type"))
-			ans = imm(IMM_IO_REQ, id);
+			rsp = imm(IMM_IO_REQ, id);
 		else
-			ans = imm(IMM_IO_RSP, id);
-		say("request for chunk %u, answering 0x%08x", id, ans);
-		/* Twice, back to back: the second answers no request. */
+			rsp = imm(IMM_IO_RSP, id);
+		say("request for chunk %u, responding 0x%08x", id, rsp);
+		/* Twice, back to back: the second responds to no request. */
 		if (is("io-dup"))
-			post_send(&P.con[i], IBV_WR_RDMA_WRITE_WITH_IMM, ans,
+			post_send(&P.con[i], IBV_WR_RDMA_WRITE_WITH_IMM, rsp,
 				  0, 0, 0, 0, 0);
-		send_sync(&P.con[i], IBV_WR_RDMA_WRITE_WITH_IMM, ans, 0, 0,
+		send_sync(&P.con[i], IBV_WR_RDMA_WRITE_WITH_IMM, rsp, 0, 0,
 			  0, 0);
 		return 1;
 	}

@@ -351,11 +351,12 @@ module_param_cb(run, &test_run_ops, NULL, 0644);
 MODULE_PARM_DESC(run, "1 keeps verified IO going, 0 stops it");
 
 /*
- * The link probe: like rnbd, which answers a reconnected event by sending
- * its session info at once without waiting for a permit, the client sends
- * one READ from the event and logs whether it could be sent and how it
- * was answered.  One probe at a time; the answer is handled in a work, as
- * a permit must not be put from inside its own conf_fn.
+ * The link probe: like rnbd, which reacts to a reconnected event by
+ * sending its session info at once without waiting for a permit, the
+ * client sends one READ from the event and logs whether it could be sent
+ * and what its response was.  One probe at a time; the response is
+ * handled in a work, as a permit must not be put from inside its own
+ * conf_fn.
  */
 static struct {
 	struct work_struct	work;
@@ -374,6 +375,7 @@ static void test_probe_done(struct rtrs_permit *permit, void *buf)
 
 static void test_probe_work(struct work_struct *work)
 {
+	/* tests/e2e/multipath.sh matches this line: keep it. */
 	pr_info("%s: link probe answered: %d\n", sessname, test_probe.err);
 	test_probe_done(test_probe.permit, test_probe.buf);
 }

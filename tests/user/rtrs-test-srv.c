@@ -44,7 +44,7 @@ static const struct kernel_param_ops test_counter_ops = {
 };
 
 module_param_cb(ios_served, &test_counter_ops, &ios_served, 0444);
-MODULE_PARM_DESC(ios_served, "IOs answered so far");
+MODULE_PARM_DESC(ios_served, "IOs responded to so far");
 module_param_cb(sessions_connected, &test_counter_ops, &sessions_connected,
 		0444);
 MODULE_PARM_DESC(sessions_connected, "sessions connected now");
@@ -120,7 +120,7 @@ static int test_serve(const struct rtrs_test_msg *msg, int op, void *data,
 		memcpy(data, test_store + le64_to_cpu(msg->off), datalen);
 		return 0;
 	case RTRS_TEST_OP_LATE:
-		/* Held: test_late() stores it when it answers. */
+		/* Held: test_late() stores it when it responds. */
 		return test_range_ok(msg, datalen) ? 0 : -ERANGE;
 	case RTRS_TEST_OP_FAIL:
 	case RTRS_TEST_OP_HOLD:
@@ -132,9 +132,9 @@ static int test_serve(const struct rtrs_test_msg *msg, int op, void *data,
 
 /*
  * Requests of RTRS_TEST_OP_HOLD and RTRS_TEST_OP_LATE wait on a list
- * until one work item answers them when they are due; a LATE one is
- * stored from its chunk first.  Closing a path waits for its requests to
- * be answered, so the work goes on until rtrs_srv_close() has returned.
+ * until one work item responds to them when they are due; a LATE one is
+ * stored from its chunk first.  Closing a path waits for the responses to
+ * its requests, so the work goes on until rtrs_srv_close() has returned.
  */
 struct test_held {
 	struct list_head	entry;
@@ -150,8 +150,8 @@ struct test_held {
 static LIST_HEAD(test_held_list);
 static DEFINE_SPINLOCK(test_held_lock);
 
-static void test_held_answer(struct work_struct *work);
-static DECLARE_DELAYED_WORK(test_held_work, test_held_answer);
+static void test_held_respond(struct work_struct *work);
+static DECLARE_DELAYED_WORK(test_held_work, test_held_respond);
 
 /* Run the work when the first held request is due.  Under the lock. */
 static void test_held_rearm(void)
@@ -170,7 +170,7 @@ static void test_held_rearm(void)
 				 time_before(jiffies, next) ? next - jiffies : 0);
 }
 
-static void test_held_answer(struct work_struct *work)
+static void test_held_respond(struct work_struct *work)
 {
 	struct test_held *h, *tmp;
 	LIST_HEAD(due);
@@ -234,8 +234,8 @@ static bool test_late_again(u64 off, const void *data, u32 len)
 }
 
 /*
- * Answer @id with @err @hold_ms from now, storing @len bytes of @data at
- * @off first when @data is set; false: answer it now.
+ * Respond to @id with @err @hold_ms from now, storing @len bytes of @data
+ * at @off first when @data is set; false: respond to it now.
  */
 static bool test_hold(struct rtrs_srv_op *id, int err, unsigned int hold_ms,
 		      const void *data, u64 off, u32 len)
@@ -341,7 +341,7 @@ static int __init rtrs_test_srv_init(void)
 
 static void __exit rtrs_test_srv_exit(void)
 {
-	/* Answers every held request: its close waits for them. */
+	/* Responds to every held request: its close waits for them. */
 	rtrs_srv_close(test_ctx);
 	cancel_delayed_work_sync(&test_held_work);
 	vfree(test_store);

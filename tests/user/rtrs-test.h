@@ -6,17 +6,16 @@
  * The test server keeps one store of RTRS_TEST_STORE_SIZE bytes.  A WRITE
  * with RTRS_TEST_OP_STORE copies its data to the store at @off; a READ with
  * RTRS_TEST_OP_FETCH returns the store's bytes at @off; RTRS_TEST_OP_FAIL
- * answers with -@err and touches nothing; RTRS_TEST_OP_HOLD does the same,
+ * responds with -@err and touches nothing; RTRS_TEST_OP_HOLD does the same,
  * but only RTRS_TEST_HOLD_MS after the request came, so that requests stay
- * in flight for a known time.  RTRS_TEST_OP_LATE is a WRITE that is
- * held the same way, late_ms (a module parameter of the server), and
- * copies its data from the chunk to the store only when it is answered,
- * as a block device reads a bio's pages when it gets to them; a LATE
- * request with the offset and data of one held before is served at once,
- * as a STORE: it is that one sent again over another path.  Every user
- * message carries a
- * pattern after this header whose checksum the server verifies, so a
- * damaged user message is answered with -EBADMSG.
+ * in flight for a known time.  RTRS_TEST_OP_LATE is a WRITE that is held
+ * the same way, late_ms (a module parameter of the server), and copies its
+ * data from the chunk to the store only when it gets its response, as a
+ * block device reads a bio's pages when it gets to them; a LATE request
+ * with the offset and data of one held before is served at once, as a
+ * STORE: it is that one sent again over another path.  Every user message
+ * carries a pattern after this header whose checksum the server verifies,
+ * so a damaged user message gets the response -EBADMSG.
  */
 #ifndef RTRS_TEST_H
 #define RTRS_TEST_H
@@ -44,7 +43,7 @@ enum rtrs_test_op {
  * @off: offset in the server's store
  * @len: data length of the IO
  * @err: for %RTRS_TEST_OP_FAIL and %RTRS_TEST_OP_HOLD, the errno magnitude
- *	to answer with
+ *	to respond with
  * @usr_len: length of the whole user message, this header included
  * @usr_csum: checksum (rtrs_test_csum()) of the bytes after this header
  */
