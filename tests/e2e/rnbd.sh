@@ -160,7 +160,7 @@ room_waited() {
 	local left
 	left=$(<"$ROOM/times")
 	echo 0 >"$ROOM/probability"
-	figure "rnbd: fail_rtrs_srv_room made answers wait $((ROOM_TIMES - left)) times"
+	figure "rnbd: fail_rtrs_srv_room made responses wait $((ROOM_TIMES - left)) times"
 	[ "$left" -lt "$ROOM_TIMES" ]
 }
 
