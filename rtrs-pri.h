@@ -15,6 +15,7 @@
 #include <linux/build_bug.h>
 #include <linux/limits.h>
 #include <linux/log2.h>
+#include <linux/minmax.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
 #include <linux/stddef.h>
@@ -27,6 +28,14 @@
 #define RTRS_PROTO_VER_MAJOR	2
 #define RTRS_PROTO_VER_MINOR	0
 #define RTRS_PROTO_VER		((RTRS_PROTO_VER_MAJOR << 8) | RTRS_PROTO_VER_MINOR)
+/* The minor of protocol 2.1, our own (Documentation/rtrs.rst). */
+#define RTRS_PROTO_MINOR_2_1	1
+/*
+ * The highest minor this build speaks, and so asks for and agrees to.
+ * It names 2.1 once both sides carry 2.1's data path; until then both
+ * ask for and answer 2.0, and rtrs_proto_agree() is the only user.
+ */
+#define RTRS_PROTO_MINOR_MAX	RTRS_PROTO_VER_MINOR
 #define RTRS_MAGIC		0x1BBD
 
 /* Protocol limits. */
@@ -63,8 +72,15 @@
  * @RTRS_MSG_WRITE: header of a WRITE request, at the tail of the chunk
  * @RTRS_MSG_READ: header of a READ request, at the tail of the chunk
  * @RTRS_MSG_RKEY_RSP: server announces the new rkey of a re-keyed chunk
+ * @RTRS_MSG_READ_REQ: 2.1, a READ request; the server writes the data into
+ *	the client's memory region
+ * @RTRS_MSG_WRITE_REQ: 2.1, a WRITE request whose data the server reads
+ *	from the client's memory region
+ * @RTRS_MSG_WRITE_INLINE: 2.1, a WRITE request that carries its data
+ * @RTRS_MSG_IO_RSP: 2.1, the server's response to a request
  *
- * Carried in the first __le16 of every message.
+ * Carried in the first __le16 of every message.  Types 0 to 4 are
+ * protocol 2.0's; 5 to 8 exist only on a path that agreed on 2.1.
  */
 enum rtrs_msg_types {
 	RTRS_MSG_INFO_REQ	= 0,
@@ -72,6 +88,10 @@ enum rtrs_msg_types {
 	RTRS_MSG_WRITE		= 2,
 	RTRS_MSG_READ		= 3,
 	RTRS_MSG_RKEY_RSP	= 4,
+	RTRS_MSG_READ_REQ	= 5,
+	RTRS_MSG_WRITE_REQ	= 6,
+	RTRS_MSG_WRITE_INLINE	= 7,
+	RTRS_MSG_IO_RSP		= 8,
 };
 
 /**
@@ -286,6 +306,124 @@ struct rtrs_msg_rdma_hdr {
 };
 
 RTRS_WIRE_SIZE(struct rtrs_msg_rdma_hdr, 2);
+
+/*
+ * Protocol 2.1 (Documentation/rtrs.rst, "Protocol 2.1").  A request is
+ * one SEND into a receive buffer the server posted: a header of its own
+ * type, the user message right after it, and for an inline WRITE the
+ * data, which starts at the connection response's max_hdr_size so that
+ * it lands at the start of the receive buffer's data page.  A response is
+ * one SEND of struct rtrs_msg_io_rsp, with invalidation of the client's
+ * memory region when the request named one.
+ */
+
+/**
+ * struct rtrs_msg_conn_rsp_2_1 - connection response of a 2.1 path
+ * @magic: %RTRS_MAGIC
+ * @version: 2.1, (%RTRS_PROTO_VER_MAJOR << 8) | %RTRS_PROTO_MINOR_2_1
+ * @errno: 0; a reject is a struct rtrs_msg_conn_rsp in every version
+ * @queue_depth: requests the client may have in flight on the path
+ * @max_io_size: largest data length of one request
+ * @max_hdr_size: largest request header plus user message; inline WRITE
+ *	data starts at this offset of the SEND
+ * @max_inline_size: largest data length of an inline WRITE
+ *
+ * Sent instead of struct rtrs_msg_conn_rsp when the server agrees to 2.1;
+ * the two share @magic, @version and @errno, which the client reads first.
+ */
+struct rtrs_msg_conn_rsp_2_1 {
+	__le16	magic;
+	__le16	version;
+	__le16	errno;
+	__le16	queue_depth;
+	__le32	max_io_size;
+	__le32	max_hdr_size;
+	__le32	max_inline_size;
+};
+
+RTRS_WIRE_SIZE(struct rtrs_msg_conn_rsp_2_1, 20);
+RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, version, 2);
+RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, errno, 4);
+RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, queue_depth, 6);
+RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, max_io_size, 8);
+RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, max_hdr_size, 12);
+RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, max_inline_size, 16);
+
+/**
+ * struct rtrs_msg_io_req - header of a 2.1 READ or WRITE request
+ * @type: %RTRS_MSG_READ_REQ or %RTRS_MSG_WRITE_REQ
+ * @usr_len: length of the user message that follows this header
+ * @msg_id: the client's id of the request, below the queue depth; the
+ *	response carries it back
+ * @desc: the client's memory region: the server RDMA-writes a READ's data
+ *	into it, RDMA-reads a WRITE's data from it; @desc.len is the data
+ *	length, 1 to max_io_size
+ */
+struct rtrs_msg_io_req {
+	__le16	type;
+	__le16	usr_len;
+	__le32	msg_id;
+	struct rtrs_sg_desc desc;
+};
+
+RTRS_WIRE_SIZE(struct rtrs_msg_io_req, 24);
+RTRS_WIRE_AT(struct rtrs_msg_io_req, usr_len, 2);
+RTRS_WIRE_AT(struct rtrs_msg_io_req, msg_id, 4);
+RTRS_WIRE_AT(struct rtrs_msg_io_req, desc, 8);
+
+/**
+ * struct rtrs_msg_write_inline - header of a 2.1 WRITE that carries its data
+ * @type: %RTRS_MSG_WRITE_INLINE
+ * @usr_len: length of the user message that follows this header
+ * @msg_id: the client's id of the request, below the queue depth
+ * @data_len: bytes of data, 1 to max_inline_size; they start at offset
+ *	max_hdr_size of the SEND and end where it ends
+ */
+struct rtrs_msg_write_inline {
+	__le16	type;
+	__le16	usr_len;
+	__le32	msg_id;
+	__le32	data_len;
+};
+
+RTRS_WIRE_SIZE(struct rtrs_msg_write_inline, 12);
+RTRS_WIRE_AT(struct rtrs_msg_write_inline, usr_len, 2);
+RTRS_WIRE_AT(struct rtrs_msg_write_inline, msg_id, 4);
+RTRS_WIRE_AT(struct rtrs_msg_write_inline, data_len, 8);
+
+/**
+ * struct rtrs_msg_io_rsp - the server's response to a 2.1 request
+ * @type: %RTRS_MSG_IO_RSP
+ * @errno: 0 or a negative errno of the user's, two's complement
+ * @msg_id: @msg_id of the request
+ *
+ * A SEND WITH INVALIDATE of the request's memory region when it named
+ * one, else a SEND.
+ */
+struct rtrs_msg_io_rsp {
+	__le16	type;
+	__le16	errno;
+	__le32	msg_id;
+};
+
+RTRS_WIRE_SIZE(struct rtrs_msg_io_rsp, 8);
+RTRS_WIRE_AT(struct rtrs_msg_io_rsp, errno, 2);
+RTRS_WIRE_AT(struct rtrs_msg_io_rsp, msg_id, 4);
+
+/**
+ * rtrs_proto_agree() - the version two peers speak
+ * @peer: the version the peer asked for, as on the wire
+ * @max_minor: the highest minor this side speaks
+ *
+ * Both sides speak the peer's major (the caller has checked it is ours)
+ * and the lower of the two minors.
+ *
+ * Return: the version, in the wire's form (major << 8 | minor).
+ */
+static inline u16 rtrs_proto_agree(u16 peer, u8 max_minor)
+{
+	return RTRS_PROTO_VER_MAJOR << 8 | min_t(u8, peer & 0xff, max_minor);
+}
 
 /*
  * Immediate data: the top 4 bits are the type, the low 28 the payload.
