@@ -197,7 +197,8 @@ static void rtrs_clt_con_fill_req(struct rtrs_clt_con *con,
 
 	memset(msg, 0, sizeof(*msg));
 	msg->magic = cpu_to_le16(RTRS_MAGIC);
-	msg->version = cpu_to_le16(RTRS_PROTO_VER);
+	msg->version = cpu_to_le16(RTRS_PROTO_VER_MAJOR << 8 |
+				   RTRS_PROTO_MINOR_MAX);
 	msg->cid = cpu_to_le16(con->c.cid);
 	msg->cid_num = cpu_to_le16(path->s.con_num);
 	msg->recon_cnt = cpu_to_le16(path->s.recon_cnt);
@@ -252,9 +253,14 @@ static int rtrs_clt_con_check_rsp(struct rtrs_clt_con *con,
 	struct rtrs_clt_limits lim;
 	int err;
 
-	/* Connections after the first must offer the first one's depth. */
+	/*
+	 * Connections after the first must offer the first one's depth and
+	 * speak its version.
+	 */
 	err = rtrs_clt_check_conn_rsp(msg, len,
 				      con->c.cid ? path->lim.queue_depth : 0, &lim);
+	if (!err && con->c.cid && lim.version != path->lim.version)
+		err = -EPROTO;
 	if (err) {
 		pr_err_ratelimited("%s: connection %u: bad connection response: %pe\n",
 				   path->s.sessname, con->c.cid, ERR_PTR(err));

@@ -37,13 +37,15 @@
  *	for the first connection
  * @lim: where the limits go
  *
- * The magic and the protocol's major version must be ours (any minor is
- * accepted), the errno 0.  The queue depth must not be 0, and must equal
- * @queue_depth when that is set.  The header room must hold a READ header
- * with one descriptor and be at most %RTRS_CLT_MAX_HDR_SIZE, the IO size
- * must not be 0, and a chunk (IO size plus header room) must be
- * addressable by the offset bits of an immediate, with all chunks within
- * 4 GiB.  Flags unknown to the client and the reserved bytes are ignored.
+ * The magic and the protocol's major version must be ours, the minor at
+ * most the one the client asks for (%RTRS_PROTO_MINOR_MAX; a mainline
+ * server answers 2.0 whatever it is asked), the errno 0.  The queue depth
+ * must not be 0, and must equal @queue_depth when that is set.  The header
+ * room must hold a READ header with one descriptor and be at most
+ * %RTRS_CLT_MAX_HDR_SIZE, the IO size must not be 0, and a chunk (IO size
+ * plus header room) must be addressable by the offset bits of an
+ * immediate, with all chunks within 4 GiB.  Flags unknown to the client and
+ * the reserved bytes are ignored.
  *
  * Return: 0 with @lim filled; -EMSGSIZE, -EPROTO, -EPROTONOSUPPORT,
  * -EREMOTEIO or -ERANGE.
@@ -53,14 +55,18 @@ int rtrs_clt_check_conn_rsp(const void *data, size_t len, u32 queue_depth,
 {
 	const struct rtrs_msg_conn_rsp *msg = data;
 	u32 qd, io, hdr;
+	u16 version;
 	u64 chunk;
 
 	if (!msg || len < sizeof(*msg))
 		return -EMSGSIZE;
 	if (le16_to_cpu(msg->magic) != RTRS_MAGIC)
 		return -EPROTO;
-	if (le16_to_cpu(msg->version) >> 8 != RTRS_PROTO_VER_MAJOR)
+	version = le16_to_cpu(msg->version);
+	if (version >> 8 != RTRS_PROTO_VER_MAJOR)
 		return -EPROTONOSUPPORT;
+	if ((version & 0xff) > RTRS_PROTO_MINOR_MAX)
+		return -EPROTO;
 	if (msg->errno)
 		return -EREMOTEIO;
 
@@ -75,6 +81,7 @@ int rtrs_clt_check_conn_rsp(const void *data, size_t len, u32 queue_depth,
 	    chunk > BIT_ULL(rtrs_imm_off_bits(qd)) || chunk * qd > U32_MAX)
 		return -ERANGE;
 
+	lim->version = version;
 	lim->queue_depth = qd;
 	lim->max_io_size = io;
 	lim->max_hdr_size = hdr;

@@ -308,8 +308,11 @@ struct rtrs_clt_io_req {
  * @chunk_size: @max_io_size + @max_hdr_size
  * @off_bits: rtrs_imm_off_bits() of @queue_depth
  * @flags: %RTRS_MSG_NEW_RKEY_F or not
+ * @version: the protocol version the path speaks, as on the wire
+ *	(major << 8 | minor); 0 before its first connection response
  */
 struct rtrs_clt_limits {
+	u16		version;
 	u32		queue_depth;
 	u32		max_io_size;
 	u32		max_hdr_size;

@@ -143,7 +143,8 @@ static void rtrs_srv_free_sess(struct rtrs_srv_sess *sess)
 }
 
 static struct rtrs_srv_sess *rtrs_srv_alloc_sess(struct rtrs_srv_ctx *ctx,
-						 const uuid_t *paths_uuid)
+						 const uuid_t *paths_uuid,
+						 u16 version)
 {
 	struct rtrs_srv_sess *sess;
 
@@ -153,6 +154,7 @@ static struct rtrs_srv_sess *rtrs_srv_alloc_sess(struct rtrs_srv_ctx *ctx,
 
 	sess->ctx = ctx;
 	uuid_copy(&sess->paths_uuid, paths_uuid);
+	sess->version = version;
 	refcount_set(&sess->refcount, 1);
 	mutex_init(&sess->paths_mutex);
 	INIT_LIST_HEAD(&sess->paths_list);
@@ -167,22 +169,32 @@ static struct rtrs_srv_sess *rtrs_srv_alloc_sess(struct rtrs_srv_ctx *ctx,
 
 /*
  * Find the session of @paths_uuid and take a reference, or create it when
- * this is the first connection of a new session.
+ * this is the first connection of a new session.  Every path of a session
+ * speaks the version its first path agreed on: a connection that asks for
+ * another (which no client of one version sends) gets -EPROTO.
  */
 static struct rtrs_srv_sess *rtrs_srv_get_sess(struct rtrs_srv_ctx *ctx,
 					       const uuid_t *paths_uuid,
-					       bool first_conn)
+					       bool first_conn, u16 version)
 {
 	struct rtrs_srv_sess *sess;
 
 	mutex_lock(&ctx->mutex);
 	list_for_each_entry(sess, &ctx->sess_list, entry) {
-		if (uuid_equal(&sess->paths_uuid, paths_uuid)) {
-			refcount_inc(&sess->refcount);
+		if (!uuid_equal(&sess->paths_uuid, paths_uuid))
+			continue;
+		if (sess->version != version) {
+			pr_err_ratelimited("session %pUb speaks %u.%u, a connection asked for %u.%u\n",
+					   paths_uuid, sess->version >> 8,
+					   sess->version & 0xff, version >> 8,
+					   version & 0xff);
+			sess = ERR_PTR(-EPROTO);
 			goto unlock;
 		}
+		refcount_inc(&sess->refcount);
+		goto unlock;
 	}
-	sess = first_conn ? rtrs_srv_alloc_sess(ctx, paths_uuid) :
+	sess = first_conn ? rtrs_srv_alloc_sess(ctx, paths_uuid, version) :
 			    ERR_PTR(-ENXIO);
 	if (!IS_ERR(sess))
 		list_add_tail(&sess->entry, &ctx->sess_list);
@@ -629,6 +641,7 @@ static int rtrs_srv_setup_budget(struct rtrs_srv_ctx *ctx,
 	return -EBUSY;
 }
 
+/* A reject is a 2.0 response in every version: the client reads its errno. */
 static int rtrs_srv_reject(struct rdma_cm_id *cm_id, int errno)
 {
 	struct rtrs_msg_conn_rsp rsp = {
@@ -649,7 +662,7 @@ static int rtrs_srv_accept(struct rtrs_srv_path *path,
 	u32 max_io = sess->max_io_size;
 	struct rtrs_msg_conn_rsp rsp = {
 		.magic = cpu_to_le16(RTRS_MAGIC),
-		.version = cpu_to_le16(RTRS_PROTO_VER),
+		.version = cpu_to_le16(sess->version),
 		.queue_depth = cpu_to_le16(sess->queue_depth),
 		.max_io_size = cpu_to_le32(max_io),
 		.max_hdr_size = cpu_to_le32(sess->chunk_size - max_io),
@@ -733,8 +746,11 @@ static int rtrs_srv_connect(struct rdma_cm_id *cm_id, const void *data,
 	if (err)
 		return rtrs_srv_reject(cm_id, err);
 
+	/* The lower of the two minors: a mainline client asks for 2.0. */
 	sess = rtrs_srv_get_sess(ctx, &req->paths_uuid,
-				 req->flags & RTRS_CONN_REQ_FIRST_CONN);
+				 req->flags & RTRS_CONN_REQ_FIRST_CONN,
+				 rtrs_proto_agree(le16_to_cpu(req->version),
+						  RTRS_PROTO_MINOR_MAX));
 	if (IS_ERR(sess))
 		return rtrs_srv_reject(cm_id, PTR_ERR(sess));
 

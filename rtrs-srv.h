@@ -200,6 +200,8 @@ struct rtrs_srv_ctx {
  *	@paths_up
  * @paths_up: paths that told the user they are up
  * @priv: the user's pointer (rtrs_srv_set_sess_priv())
+ * @version: the protocol version every path of the session speaks, as on
+ *	the wire (major << 8 | minor): the one agreed with its first path
  * @queue_depth: number of chunks
  * @chunk_size: bytes per chunk, a power of two
  * @max_io_size: largest data length of a request: @chunk_size less the
@@ -222,6 +224,7 @@ struct rtrs_srv_sess {
 	struct mutex		ev_mutex;	/* link_ev, paths_up */
 	unsigned int		paths_up;
 	void			*priv;
+	u16			version;
 	u32			queue_depth;
 	u32			chunk_size;
 	u32			max_io_size;

@@ -344,6 +344,17 @@ static ssize_t cur_latency_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(cur_latency);
 
+static ssize_t proto_version_show(struct device *dev,
+				  struct device_attribute *attr, char *buf)
+{
+	u16 version = READ_ONCE(to_clt_path_dev(dev)->lim.version);
+
+	if (!version)
+		return sysfs_emit(buf, "\n");
+	return sysfs_emit(buf, "%u.%u\n", version >> 8, version & 0xff);
+}
+static DEVICE_ATTR_RO(proto_version);
+
 /* Path changes wait for each other and never outlive the session. */
 static int rtrs_clt_path_change(struct rtrs_clt_path *path,
 				int (*change)(struct rtrs_clt_path *path))
@@ -408,6 +419,7 @@ static struct attribute *rtrs_clt_path_attrs[] = {
 	&dev_attr_src_addr.attr,
 	&dev_attr_dst_addr.attr,
 	&dev_attr_cur_latency.attr,
+	&dev_attr_proto_version.attr,
 	&dev_attr_reconnect.attr,
 	&dev_attr_disconnect.attr,
 	&dev_attr_remove_path.attr,

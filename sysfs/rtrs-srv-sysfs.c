@@ -127,12 +127,22 @@ static ssize_t dst_addr_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(dst_addr);
 
+static ssize_t proto_version_show(struct device *dev,
+				  struct device_attribute *attr, char *buf)
+{
+	u16 version = to_srv_path_dev(dev)->sess->version;
+
+	return sysfs_emit(buf, "%u.%u\n", version >> 8, version & 0xff);
+}
+static DEVICE_ATTR_RO(proto_version);
+
 static struct attribute *rtrs_srv_path_attrs[] = {
 	&dev_attr_disconnect.attr,
 	&dev_attr_hca_name.attr,
 	&dev_attr_hca_port.attr,
 	&dev_attr_src_addr.attr,
 	&dev_attr_dst_addr.attr,
+	&dev_attr_proto_version.attr,
 	NULL,
 };
 

@@ -122,6 +122,19 @@ log_count() {
 	dmesg | awk -F '[][]' -v t="$1" '$2 + 0 >= t' | grep -c -E "$2"
 }
 
+# speaks VER DIR: every path of the session whose sysfs directory is DIR
+# says it speaks VER, and there is at least one.  Mainline's side has no
+# such file: with one of its peers every path speaks 2.0.
+speaks() {
+	local f n=0
+	for f in "$2"/paths/*/proto_version; do
+		[ -e "$f" ] || continue
+		[ "$(cat "$f")" = "$1" ] || { echo "$f: '$(cat "$f")'"; return 1; }
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || { echo "no path in $2"; return 1; }
+}
+
 # serve TAG SESS DONE: wait for the client's session SESS to come, for the
 # client to say it is done with it, and for the session to go.  A session
 # goes away for a while when all its paths fail, so its absence alone does
@@ -131,6 +144,10 @@ serve() {
 	local since
 	since=$(cut -d ' ' -f 1 /proc/uptime)
 	check "$1: session $2 opened on nullb0" wait_for 420 has_session "$2"
+	if ours rtrs_server; then
+		check "$1: our server speaks 2.0 with mainline's client" \
+			speaks 2.0 "/sys/class/rtrs-server/$2"
+	fi
 	check "$1: client done" wait_for 600 answers "$3"
 	check "$1: session $2 closed, nothing left" wait_for 60 no_session
 	figure "$1: server: rxe registered a valid MR again" \
@@ -344,6 +361,10 @@ phase() {
 	dev=$(cat "$RTRS_TMP/dev" 2>/dev/null)
 	[ -n "$dev" ] || return
 	check "$tag: both paths connected" wait_for 60 both_up "$sess"
+	if ours rtrs_client; then
+		check "$tag: our client speaks 2.0 with mainline's server" \
+			speaks 2.0 "/sys/class/rtrs-client/$sess"
+	fi
 	check "$tag: fio 4k random write" verify_write "$tag" "$dev"
 	check "$tag: fio 4k random read, crc32c verify" verify_read "$tag" "$dev"
 	figure "$tag: fio 4k iodepth 16 over two paths:" \
@@ -386,6 +407,7 @@ held_client() {
 		insmod "$b/tests/user/rtrs-test-clt.ko" paths="$PATH1,$PATH2" \
 		threads=4 nice=19
 	check "$C: both paths connected" wait_for 60 tpaths_up "$PATH1" "$PATH2"
+	check "$C: our client speaks 2.0 with mainline's server" speaks 2.0 "$TCS"
 	check "$C: start verified IO" sh -c "echo 1 > '$PARAMS/run'"
 	check "$C: IO flows" ios_grow 3
 	held_write

@@ -49,8 +49,14 @@ static const struct rsp_case rsp_cases[] = {
 	  -EPROTONOSUPPORT },
 	{ "version 3.0", RSP_LEN, 0, { P16(RSP, version, 0x0300) },
 	  -EPROTONOSUPPORT },
-	{ "version 2.7 (any minor)", RSP_LEN, 0, { P16(RSP, version, 0x0207) },
-	  0 },
+	/* A server answers at most the minor the client asked for. */
+	{ "version 2.7, above the minor asked for", RSP_LEN, 0,
+	  { P16(RSP, version, 0x0207) }, -EPROTO },
+	{ "version 2.(asked + 1)", RSP_LEN, 0,
+	  { P16(RSP, version, RTRS_PROTO_VER_MAJOR << 8 |
+			      (RTRS_PROTO_MINOR_MAX + 1)) }, -EPROTO },
+	{ "version 2.0 (what mainline answers)", RSP_LEN, 0,
+	  { P16(RSP, version, 0x0200) }, 0 },
 	{ "errno -ENOMEM", RSP_LEN, 0, { P16(RSP, errno, (u16)-ENOMEM) },
 	  -EREMOTEIO },
 	{ "errno 1", RSP_LEN, 0, { P16(RSP, errno, 1) }, -EREMOTEIO },
@@ -118,6 +124,7 @@ static void conn_rsp(struct kunit *test)
 			c->want);
 	if (c->want)
 		return;
+	KUNIT_EXPECT_EQ(test, lim.version, le16_to_cpu(m.rsp.version));
 	KUNIT_EXPECT_EQ(test, lim.queue_depth, le16_to_cpu(m.rsp.queue_depth));
 	KUNIT_EXPECT_EQ(test, lim.max_io_size, le32_to_cpu(m.rsp.max_io_size));
 	KUNIT_EXPECT_EQ(test, lim.max_hdr_size, le32_to_cpu(m.rsp.max_hdr_size));
