@@ -163,7 +163,7 @@ static int rtrs_clt_con_create_qp(struct rtrs_clt_con *con)
 	vector = con->cpu % path->s.dev->ib_dev->num_comp_vectors;
 
 	err = rtrs_cq_qp_create(&path->s, &con->c, path->max_send_sge, vector,
-				cqe, send_wr, recv_wr, poll);
+				cqe, send_wr, recv_wr, NULL, poll);
 	if (err)
 		return err;
 	err = rtrs_clt_con_init_sq(con);

@@ -891,7 +891,8 @@ static void rtrs_cq_destroy(struct rtrs_con *con)
 }
 
 static int rtrs_qp_create(struct rtrs_con *con, struct ib_pd *pd,
-			  u32 max_send_sge, u32 max_send_wr, u32 max_recv_wr)
+			  u32 max_send_sge, u32 max_send_wr, u32 max_recv_wr,
+			  struct ib_srq *srq)
 {
 	const struct ib_device_attr *attrs = &con->cm_id->device->attrs;
 	struct ib_qp_init_attr init_attr = {
@@ -908,10 +909,15 @@ static int rtrs_qp_create(struct rtrs_con *con, struct ib_pd *pd,
 						attrs->max_send_sge),
 			.max_recv_sge	= 1,
 		},
+		.srq		= srq,
 		.sq_sig_type	= IB_SIGNAL_REQ_WR,
 		.qp_type	= IB_QPT_RC,
 	};
 	int err;
+
+	/* A QP on a shared receive queue has no receive queue of its own. */
+	if (srq)
+		init_attr.cap.max_recv_wr = 0;
 
 	err = rtrs_fail_or(-ENOMEM, rdma_create_qp(con->cm_id, pd, &init_attr));
 	if (err)
@@ -935,7 +941,9 @@ static int rtrs_qp_create(struct rtrs_con *con, struct ib_pd *pd,
  *	not exceed the device's max_cqe.
  * @max_send_wr: send queue size; clamped to the device's max_qp_wr.
  * @max_recv_wr: receive queue size; clamped to the device's max_qp_wr.
- *	Receive WRs carry one SGE.
+ *	Receive WRs carry one SGE.  Ignored with @srq.
+ * @srq: shared receive queue the QP receives from, or NULL for a receive
+ *	queue of its own
  * @poll_ctx: %IB_POLL_DIRECT makes a private CQ for a poll queue, which
  *	the user polls with ib_process_cq_direct(); any other context takes
  *	a shared CQ from the device's CQ pool.
@@ -951,7 +959,7 @@ static int rtrs_qp_create(struct rtrs_con *con, struct ib_pd *pd,
  */
 int rtrs_cq_qp_create(struct rtrs_path *path, struct rtrs_con *con,
 		      u32 max_send_sge, int cq_vector, int nr_cqe,
-		      u32 max_send_wr, u32 max_recv_wr,
+		      u32 max_send_wr, u32 max_recv_wr, struct ib_srq *srq,
 		      enum ib_poll_context poll_ctx)
 {
 	int err;
@@ -965,7 +973,7 @@ int rtrs_cq_qp_create(struct rtrs_path *path, struct rtrs_con *con,
 	}
 
 	err = rtrs_qp_create(con, path->dev->ib_pd, max_send_sge, max_send_wr,
-			     max_recv_wr);
+			     max_recv_wr, srq);
 	if (err) {
 		pr_err_ratelimited("connection %u: creating QP failed: %d\n",
 				   con->cid, err);

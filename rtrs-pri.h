@@ -674,7 +674,7 @@ struct rtrs_con {
 
 int rtrs_cq_qp_create(struct rtrs_path *path, struct rtrs_con *con,
 		      u32 max_send_sge, int cq_vector, int nr_cqe,
-		      u32 max_send_wr, u32 max_recv_wr,
+		      u32 max_send_wr, u32 max_recv_wr, struct ib_srq *srq,
 		      enum ib_poll_context poll_ctx);
 void rtrs_cq_qp_destroy(struct rtrs_con *con);
 

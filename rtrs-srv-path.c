@@ -263,7 +263,7 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	err = rtrs_cq_qp_create(&path->s, &con->c, 1,
 				con->c.cid % ib_dev->num_comp_vectors,
 				max_send_wr + max_recv_wr, max_send_wr,
-				max_recv_wr, IB_POLL_WORKQUEUE);
+				max_recv_wr, NULL, IB_POLL_WORKQUEUE);
 	if (err)
 		return err;
 	atomic_set(&con->c.sq_wr_avail, depth * RTRS_SRV_RSP_WRS);

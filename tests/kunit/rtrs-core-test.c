@@ -148,7 +148,7 @@ static void core_test_create(struct kunit *test, enum ib_poll_context ctx)
 
 	core_test_get_dev(test);
 	t->con.signal_interval = 4;
-	err = rtrs_cq_qp_create(&t->path, &t->con, 1, -1, 64, 16, 16, ctx);
+	err = rtrs_cq_qp_create(&t->path, &t->con, 1, -1, 64, 16, 16, NULL, ctx);
 	KUNIT_ASSERT_EQ(test, err, 0);
 }
 
@@ -356,7 +356,7 @@ static void cq_qp_clamps_send_sge_to_device(struct kunit *test)
 
 	core_test_get_dev(test);
 	err = rtrs_cq_qp_create(&t->path, &t->con, U32_MAX, 0, 64, 16, 16,
-				IB_POLL_SOFTIRQ);
+				NULL, IB_POLL_SOFTIRQ);
 	KUNIT_ASSERT_EQ(test, err, 0);
 	err = ib_query_qp(t->con.qp, &attr, 0, &init_attr);
 	KUNIT_ASSERT_EQ(test, err, 0);
@@ -374,10 +374,10 @@ static void cq_qp_refuses_bad_cq_size(struct kunit *test)
 
 	core_test_get_dev(test);
 	err = rtrs_cq_qp_create(&t->path, &t->con, 1, 0, 0, 16, 16,
-				IB_POLL_SOFTIRQ);
+				NULL, IB_POLL_SOFTIRQ);
 	KUNIT_EXPECT_EQ(test, err, -EINVAL);
 	err = rtrs_cq_qp_create(&t->path, &t->con, 1, 0, max_cqe + 1, 16, 16,
-				IB_POLL_DIRECT);
+				NULL, IB_POLL_DIRECT);
 	KUNIT_EXPECT_EQ(test, err, -EINVAL);
 	KUNIT_EXPECT_NULL(test, t->con.cq);
 	KUNIT_EXPECT_NULL(test, t->con.qp);
@@ -786,7 +786,7 @@ static int lb_side_up(struct loopback *lb, struct lb_side *side,
 	if (!side->ius)
 		return -ENOMEM;
 	return rtrs_cq_qp_create(&side->path, &side->con, 2, -1, 4 * LB_IUS,
-				 2 * LB_IUS, 2 * LB_IUS, IB_POLL_SOFTIRQ);
+				 2 * LB_IUS, 2 * LB_IUS, NULL, IB_POLL_SOFTIRQ);
 }
 
 static int lb_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
