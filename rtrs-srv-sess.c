@@ -11,7 +11,8 @@
  * (sysfs/rtrs-srv-sysfs.c); requests are served in rtrs-srv-io.c, which
  * takes chunks from rtrs-srv-chunk.c; all of them report what happens to
  * a path to rtrs-srv-state.c.  Module parameters live where they are
- * read, in rtrs-srv-path.c.
+ * read, in rtrs-srv-path.c, but for the size of the data buffer pool of
+ * rtrs-srv-pool.c, which lives as long as the module.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -307,9 +308,12 @@ static int __init rtrs_server_init(void)
 		err = -ENOMEM;
 		goto destroy_pool;
 	}
-	err = rtrs_srv_sysfs_init();
+	err = rtrs_srv_buf_pool_init();
 	if (err)
 		goto destroy_wq;
+	err = rtrs_srv_sysfs_init();
+	if (err)
+		goto buf_pool_exit;
 	err = ib_register_client(&rtrs_srv_ib_client);
 	if (err)
 		goto sysfs_exit;
@@ -318,6 +322,8 @@ static int __init rtrs_server_init(void)
 
 sysfs_exit:
 	rtrs_srv_sysfs_exit();
+buf_pool_exit:
+	rtrs_srv_buf_pool_exit();
 destroy_wq:
 	destroy_workqueue(rtrs_srv_wq);
 destroy_pool:
@@ -330,6 +336,7 @@ static void __exit rtrs_server_exit(void)
 	rtrs_srv_io_fault_exit();
 	ib_unregister_client(&rtrs_srv_ib_client);
 	rtrs_srv_sysfs_exit();
+	rtrs_srv_buf_pool_exit();
 	destroy_workqueue(rtrs_srv_wq);
 	rtrs_ib_dev_pool_destroy(&rtrs_srv_dev_pool);
 }

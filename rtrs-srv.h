@@ -24,9 +24,16 @@
  *     rtrs_srv_chunk_owner.lock	(spin, irq) who owns a chunk
  *   rtrs_srv_path.state_lock	(spin, irq) the path's state; taken under
  *				paths_mutex when a context closes its paths
+ *   rtrs_srv_pool.lock		(spin, bh) the data buffer pool; a leaf
  *
  * A response that waited for room leaves rsp_wait_lock before it is
- * posted.  The test kernel runs with lockdep, and a report in any guest
+ * posted.  The pool's lock is taken with bottom halves off, never with
+ * interrupts off: not in hard interrupt context, and not under any of
+ * the (spin, irq) locks above it.  Its callers are completion handlers
+ * and work; a request that ends in hard interrupt context gives its
+ * buffer back later, from a completion or work.  Nothing is taken under
+ * it, and the callbacks of the requests it grants run after it is
+ * dropped.  The test kernel runs with lockdep, and a report in any guest
  * fails make check.
  */
 #ifndef RTRS_SRV_H
@@ -39,6 +46,7 @@
 #include <linux/percpu-refcount.h>
 #include <linux/refcount.h>
 #include <linux/scatterlist.h>
+#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
@@ -46,6 +54,7 @@
 #include "rtrs.h"
 
 struct rtrs_srv_con;
+struct rtrs_srv_pool_block;
 struct rtrs_srv_sess_dev;
 
 /**
@@ -116,6 +125,110 @@ struct rtrs_srv_chunk_owner {
 	spinlock_t		lock;		/* owner, waiting */
 	struct rtrs_srv_op	*owner;
 	struct list_head	waiting;
+};
+
+/*
+ * Data buffers of the pool (rtrs-srv-pool.c): a power-of-two number of
+ * pages, from one page to RTRS_SRV_POOL_MAX_BUF bytes, carved out of
+ * physically contiguous blocks of RTRS_SRV_POOL_BLOCK bytes.
+ */
+#define RTRS_SRV_POOL_BLOCK		SZ_1M
+#define RTRS_SRV_POOL_BLOCK_PAGES	(RTRS_SRV_POOL_BLOCK / PAGE_SIZE)
+#define RTRS_SRV_POOL_MAX_BUF		RTRS_SRV_POOL_BLOCK
+
+/**
+ * struct rtrs_srv_pool - the server's data buffers, shared by all sessions
+ * @lock: protects @allocated, @held, @nr_users, @nr_waiters, @blocks,
+ *	@rr, and the users' and requests' fields so marked; taken with
+ *	bottom halves off
+ * @limit: most bytes of blocks the pool may allocate, set at its init
+ * @allocated: bytes of the blocks allocated so far; they are kept until
+ *	the pool is destroyed
+ * @held: bytes of the buffers granted and not yet put
+ * @nr_users: users that hold a buffer or have a request waiting; the
+ *	share of each is @limit divided by them
+ * @nr_waiters: requests waiting
+ * @blocks: the blocks; those in use first, those unused last
+ * @rr: users with requests waiting, by &rtrs_srv_pool_user.rr_entry,
+ *	the next one to serve first
+ * @wq: runs @grow_dwork; WQ_MEM_RECLAIM, so that the work runs when
+ *	memory is short
+ * @grow_dwork: allocates a block when a waiter needs one and the pool may
+ *	grow; when that fails, it tries again later
+ */
+struct rtrs_srv_pool {
+	spinlock_t		lock;		/* see above */
+	size_t			limit;
+	size_t			allocated;
+	size_t			held;
+	unsigned int		nr_users;
+	unsigned int		nr_waiters;
+	struct list_head	blocks;
+	struct list_head	rr;
+	struct workqueue_struct	*wq;
+	struct delayed_work	grow_dwork;
+};
+
+/**
+ * struct rtrs_srv_pool_user - one of those the pool is shared among
+ * @pool: the pool
+ * @waiting: its requests waiting, by &rtrs_srv_pool_req.entry, in the
+ *	order they came
+ * @rr_entry: in &rtrs_srv_pool.rr while @waiting is not empty
+ * @held: bytes of the buffers it holds
+ *
+ * Embedded in what is to get a fair share of the pool.  All but @pool
+ * are under the pool's lock.  A user counts among those the pool is
+ * shared by while it holds a buffer or has a request waiting.
+ */
+struct rtrs_srv_pool_user {
+	struct rtrs_srv_pool	*pool;
+	struct list_head	waiting;
+	struct list_head	rr_entry;
+	size_t			held;
+};
+
+/**
+ * struct rtrs_srv_pool_req - a request for a buffer of the pool
+ * @size: bytes wanted, 1 to %RTRS_SRV_POOL_MAX_BUF; set by the caller
+ * @user: on whose account; set by the caller
+ * @granted: called when a request that had to wait is granted (see
+ *	rtrs_srv_pool_get()); set by the caller
+ * @entry: in &rtrs_srv_pool_user.waiting while the request waits
+ * @waiting: the request waits; under the pool's lock
+ * @buf: once granted, the buffer: PAGE_SIZE << @order bytes, physically
+ *	contiguous and naturally aligned
+ * @page: once granted, the first page of @buf
+ * @order: log2 of the pages of @buf, set from @size by
+ *	rtrs_srv_pool_get()
+ * @block: once granted, the block @buf is in
+ */
+struct rtrs_srv_pool_req {
+	size_t			size;
+	struct rtrs_srv_pool_user *user;
+	void			(*granted)(struct rtrs_srv_pool_req *req);
+	struct list_head	entry;
+	bool			waiting;
+	void			*buf;
+	struct page		*page;
+	unsigned int		order;
+	struct rtrs_srv_pool_block *block;
+};
+
+/**
+ * struct rtrs_srv_pool_stats - what a pool holds, at one moment
+ * @limit: &rtrs_srv_pool.limit
+ * @allocated: bytes of the blocks allocated
+ * @held: bytes of the buffers granted and not yet put
+ * @users: users that hold a buffer or have a request waiting
+ * @waiters: requests waiting
+ */
+struct rtrs_srv_pool_stats {
+	size_t			limit;
+	size_t			allocated;
+	size_t			held;
+	unsigned int		users;
+	unsigned int		waiters;
 };
 
 /**
@@ -523,5 +636,20 @@ int rtrs_srv_check_io_req(u32 payload, unsigned int off_bits, u32 queue_depth,
 			  u32 chunk_size, u32 *id, u32 *off);
 int rtrs_srv_check_io_hdr(const void *chunk, u32 chunk_size, u32 off,
 			  u32 max_io, struct rtrs_srv_io_hdr *io);
+
+/* rtrs-srv-pool.c: the data buffers, shared fairly by the sessions. */
+extern struct rtrs_srv_pool rtrs_srv_buf_pool;
+int rtrs_srv_buf_pool_init(void);
+void rtrs_srv_buf_pool_exit(void);
+int rtrs_srv_pool_init(struct rtrs_srv_pool *pool, size_t limit);
+void rtrs_srv_pool_destroy(struct rtrs_srv_pool *pool);
+void rtrs_srv_pool_user_init(struct rtrs_srv_pool *pool,
+			     struct rtrs_srv_pool_user *user);
+void rtrs_srv_pool_user_exit(struct rtrs_srv_pool_user *user);
+bool __must_check rtrs_srv_pool_get(struct rtrs_srv_pool_req *req);
+void rtrs_srv_pool_put(struct rtrs_srv_pool_req *req);
+bool rtrs_srv_pool_cancel(struct rtrs_srv_pool_req *req);
+void rtrs_srv_pool_usage(struct rtrs_srv_pool *pool,
+			 struct rtrs_srv_pool_stats *st);
 
 #endif /* RTRS_SRV_H */
