@@ -5,16 +5,20 @@
  * Everything a client puts on the wire passes one of these functions
  * before the server uses it: the connect request's private data, the
  * INFO_REQ, the immediate data of a request and the READ or WRITE header
- * in the chunk.  They are pure: they read the bytes and the limits they
- * are given, write only their output arguments, take no lock and log
- * nothing.  The caller logs one rate-limited line and rejects the
- * connection or closes the path.
+ * in the chunk, and on a 2.1 path the SEND of a request.  They are pure:
+ * they read the bytes and the limits they are given, write only their
+ * output arguments, take no lock and log nothing.  The caller logs one
+ * rate-limited line and rejects the connection or closes the path.
  *
  * Errors, so that a test can tell which rule a message broke:
  *  -EMSGSIZE	a message, or a header in the room left for it, is shorter
- *		than its layout
- *  -EPROTO	a type, flag or count the protocol does not allow here
- *  -ERANGE	an index, offset or length outside the negotiated limits
+ *		than its layout, or than the lengths its header gives
+ *  -EPROTO	a type, flag or count the protocol does not allow here, or
+ *		bytes after the end of a message that the protocol does not
+ *		define
+ *  -ERANGE	an index, offset or length outside the negotiated limits, or
+ *		a client memory region whose end, address plus length, does
+ *		not fit in 64 bits
  *  -ENAMETOOLONG, -EINVAL	an INFO_REQ path name that is not
  *		terminated, or that is empty or holds '/' or '.'
  * The connect request is the exception: its error goes back to the client
@@ -26,6 +30,7 @@
  */
 #include <linux/errno.h>
 #include <linux/kernel.h>
+#include <linux/overflow.h>
 #include <linux/string.h>
 
 #include "rtrs-srv.h"
@@ -298,4 +303,132 @@ int rtrs_srv_check_io_hdr(const void *chunk, u32 chunk_size, u32 off,
 		return -ERANGE;
 	io->data_len = off - io->usr_len;
 	return 0;
+}
+
+/*
+ * Protocol 2.1: a request is one SEND into a receive buffer of the
+ * server, its header at the start.
+ */
+
+/* Rules of every 2.1 request, once its header is in @io. */
+static int rtrs_srv_check_usr_2_1(size_t hdr_size, size_t len,
+				  const struct rtrs_srv_limits_2_1 *lim,
+				  const struct rtrs_srv_io_2_1 *io)
+{
+	u64 usr_end = (u64)hdr_size + io->usr_len;
+
+	if (usr_end > lim->max_hdr_size)
+		return -ERANGE;
+	if (usr_end > len)
+		return -EMSGSIZE;
+	if (io->msg_id >= lim->queue_depth)
+		return -ERANGE;
+	return 0;
+}
+
+/* A READ_REQ or WRITE_REQ: the data stays in the client's memory region. */
+static int rtrs_srv_check_mr_req_2_1(const void *buf, size_t len,
+				     const struct rtrs_srv_limits_2_1 *lim,
+				     struct rtrs_srv_io_2_1 *io)
+{
+	struct rtrs_msg_io_req req;
+	u64 end;
+	int err;
+
+	if (len < sizeof(req))
+		return -EMSGSIZE;
+	memcpy(&req, buf, sizeof(req));
+	io->usr_len = le16_to_cpu(req.usr_len);
+	io->msg_id = le32_to_cpu(req.msg_id);
+	io->data_len = le32_to_cpu(req.desc.len);
+	io->addr = le64_to_cpu(req.desc.addr);
+	io->rkey = le32_to_cpu(req.desc.key);
+	err = rtrs_srv_check_usr_2_1(sizeof(req), len, lim, io);
+	if (err)
+		return err;
+	if (!io->data_len || io->data_len > lim->max_io_size)
+		return -ERANGE;
+	/* Nothing the protocol defines follows the user message. */
+	if (len != sizeof(req) + io->usr_len)
+		return -EPROTO;
+	if (check_add_overflow(io->addr, (u64)io->data_len, &end))
+		return -ERANGE;
+	return 0;
+}
+
+/* A WRITE_INLINE: the data fills the SEND from max_hdr_size to its end. */
+static int rtrs_srv_check_inline_2_1(const void *buf, size_t len,
+				     const struct rtrs_srv_limits_2_1 *lim,
+				     struct rtrs_srv_io_2_1 *io)
+{
+	struct rtrs_msg_write_inline inl;
+	u64 end;
+	int err;
+
+	if (len < sizeof(inl))
+		return -EMSGSIZE;
+	memcpy(&inl, buf, sizeof(inl));
+	io->usr_len = le16_to_cpu(inl.usr_len);
+	io->msg_id = le32_to_cpu(inl.msg_id);
+	io->data_len = le32_to_cpu(inl.data_len);
+	err = rtrs_srv_check_usr_2_1(sizeof(inl), len, lim, io);
+	if (err)
+		return err;
+	if (!io->data_len || io->data_len > lim->max_inline_size)
+		return -ERANGE;
+	end = (u64)lim->max_hdr_size + io->data_len;
+	if (len < end)
+		return -EMSGSIZE;
+	if (len > end)
+		return -EPROTO;
+	return 0;
+}
+
+/**
+ * rtrs_srv_check_io_req_2_1() - copy and check a request of a 2.1 path
+ * @buf: the received SEND
+ * @len: bytes received
+ * @lim: the limits of the path
+ * @io: the checked request
+ *
+ * Every request is its header, then the user message; the two fit in
+ * @lim->max_hdr_size, and the message id is below @lim->queue_depth.
+ *
+ * A READ_REQ or WRITE_REQ ends right after the user message: its data,
+ * 1 to @lim->max_io_size bytes, is in the client's memory region, whose
+ * end, address plus length, must fit in 64 bits.
+ *
+ * A WRITE_INLINE's data, 1 to @lim->max_inline_size bytes, starts at
+ * offset @lim->max_hdr_size and ends where the SEND ends.
+ *
+ * The header is copied out of @buf once, before it is checked.
+ *
+ * Return: 0 with @io filled, or the error of the first rule broken:
+ * -EMSGSIZE for a SEND shorter than its header, its user message or its
+ * inline data; -EPROTO for a type other than %RTRS_MSG_READ_REQ,
+ * %RTRS_MSG_WRITE_REQ and %RTRS_MSG_WRITE_INLINE, or a SEND longer than
+ * its request; -ERANGE for a header and user message beyond
+ * @lim->max_hdr_size, a message id not below @lim->queue_depth, a data
+ * length of 0 or beyond its limit, or a memory region whose end does not
+ * fit in 64 bits.  On error @io holds what was read so far.
+ */
+int rtrs_srv_check_io_req_2_1(const void *buf, size_t len,
+			      const struct rtrs_srv_limits_2_1 *lim,
+			      struct rtrs_srv_io_2_1 *io)
+{
+	struct rtrs_msg_rdma_hdr h;
+
+	memset(io, 0, sizeof(*io));
+	if (len < sizeof(h))
+		return -EMSGSIZE;
+	memcpy(&h, buf, sizeof(h));
+	io->type = le16_to_cpu(h.type);
+	switch (io->type) {
+	case RTRS_MSG_READ_REQ:
+	case RTRS_MSG_WRITE_REQ:
+		return rtrs_srv_check_mr_req_2_1(buf, len, lim, io);
+	case RTRS_MSG_WRITE_INLINE:
+		return rtrs_srv_check_inline_2_1(buf, len, lim, io);
+	}
+	return -EPROTO;
 }

@@ -554,6 +554,42 @@ struct rtrs_srv_io_hdr {
 	struct rtrs_sg_desc	desc;
 };
 
+/**
+ * struct rtrs_srv_limits_2_1 - what a 2.1 path allows a request
+ * @queue_depth: requests in flight, and so message ids, of the path
+ * @max_io_size: largest data length of a READ_REQ or WRITE_REQ
+ * @max_hdr_size: room for a request's header and user message; an inline
+ *	WRITE's data starts at this offset of the SEND
+ * @max_inline_size: largest data length of a WRITE_INLINE
+ *
+ * The values the server announced in struct rtrs_msg_conn_rsp_2_1.
+ */
+struct rtrs_srv_limits_2_1 {
+	u32			queue_depth;
+	u32			max_io_size;
+	u32			max_hdr_size;
+	u32			max_inline_size;
+};
+
+/**
+ * struct rtrs_srv_io_2_1 - a 2.1 request, checked
+ * @type: %RTRS_MSG_READ_REQ, %RTRS_MSG_WRITE_REQ or %RTRS_MSG_WRITE_INLINE
+ * @msg_id: the client's id of the request, below the queue depth
+ * @usr_len: length of the user message right after the header
+ * @data_len: length of the data: the memory region's for a READ_REQ or
+ *	WRITE_REQ, the inline data's for a WRITE_INLINE
+ * @addr: address of the client's memory region; 0 for a WRITE_INLINE
+ * @rkey: rkey of the client's memory region; 0 for a WRITE_INLINE
+ */
+struct rtrs_srv_io_2_1 {
+	u16			type;
+	u32			msg_id;
+	u32			usr_len;
+	u32			data_len;
+	u64			addr;
+	u32			rkey;
+};
+
 /*
  * The server's files, from the top down; each calls only the ones below
  * it.
@@ -636,6 +672,9 @@ int rtrs_srv_check_io_req(u32 payload, unsigned int off_bits, u32 queue_depth,
 			  u32 chunk_size, u32 *id, u32 *off);
 int rtrs_srv_check_io_hdr(const void *chunk, u32 chunk_size, u32 off,
 			  u32 max_io, struct rtrs_srv_io_hdr *io);
+int rtrs_srv_check_io_req_2_1(const void *buf, size_t len,
+			      const struct rtrs_srv_limits_2_1 *lim,
+			      struct rtrs_srv_io_2_1 *io);
 
 /* rtrs-srv-pool.c: the data buffers, shared fairly by the sessions. */
 extern struct rtrs_srv_pool rtrs_srv_buf_pool;

@@ -3,9 +3,9 @@
  * KUnit suite: the server rejects every malformed field a client sends.
  *
  * For each message the server receives (connect request, INFO_REQ,
- * immediate data, READ and WRITE headers) a valid instance passes, and
- * each case breaks one field, or sets one edge value, and expects the
- * precise errno of rtrs-srv-validate.c's rules.
+ * immediate data, READ and WRITE headers, the requests of a 2.1 path) a
+ * valid instance passes, and each case breaks one field, or sets one edge
+ * value, and expects the precise errno of rtrs-srv-validate.c's rules.
  *
  * The checks are pure functions.  Rather than export them from
  * rtrs-server.ko for this module alone, the module compiles their source
@@ -13,6 +13,7 @@
  */
 #include <kunit/test.h>
 #include <linux/errno.h>
+#include <linux/sizes.h>
 #include <linux/string.h>
 
 #include "rtrs-srv-validate.c"
@@ -434,6 +435,294 @@ static void io_hdr(struct kunit *test)
 	}
 }
 
+/* Requests of a 2.1 path: one SEND each, header at its start. */
+
+#define QD21		128u
+#define MAX_IO21	SZ_1M
+#define HDR21		256u	/* header room: inline data starts here */
+#define INLINE21	4096u
+#define USR21		32u	/* user message of the valid requests */
+#define DATA21		512u	/* data of the valid WRITE_INLINE */
+#define DESC_LEN21	(64u << 10)
+#define ADDR21		0x1122334455660000ull
+#define RKEY21		0xabcd1234u
+
+#define IOREQ		struct rtrs_msg_io_req
+#define INL		struct rtrs_msg_write_inline
+#define IOREQ_LEN	((long)sizeof(IOREQ) + USR21)
+#define INL_LEN		((long)HDR21 + DATA21)
+#define RDQ		RTRS_MSG_READ_REQ
+#define WRQ		RTRS_MSG_WRITE_REQ
+#define WIN		RTRS_MSG_WRITE_INLINE
+/* Large enough for a request with a user message of 0xffff bytes. */
+#define BUF21		(sizeof(IOREQ) + 0xffff + HDR21 + INLINE21)
+
+struct io21_case {
+	const char *name;
+	u16 type;		/* of the valid request the case starts from */
+	long len_delta;		/* bytes received beyond the valid request */
+	struct patch p[2];
+	u32 max_hdr;		/* 0: HDR21 */
+	u32 max_inline;		/* 0: INLINE21 */
+	int want;
+};
+
+static const struct io21_case io21_cases[] = {
+	{ "READ_REQ, valid", RDQ, 0, {}, 0, 0, 0 },
+	{ "WRITE_REQ, valid", WRQ, 0, {}, 0, 0, 0 },
+	{ "WRITE_INLINE, valid", WIN, 0, {}, 0, 0, 0 },
+
+	/* Length of the SEND and type. */
+	{ "empty", RDQ, -IOREQ_LEN, {}, 0, 0, -EMSGSIZE },
+	{ "one byte", RDQ, 1 - IOREQ_LEN, {}, 0, 0, -EMSGSIZE },
+	{ "unknown type, type only", RDQ, 2 - IOREQ_LEN,
+	  { P16(IOREQ, type, 0x1234) }, 0, 0, -EPROTO },
+	{ "READ_REQ, type only", RDQ, 2 - IOREQ_LEN, {}, 0, 0, -EMSGSIZE },
+	{ "READ_REQ, one byte short of the header", RDQ,
+	  (long)sizeof(IOREQ) - 1 - IOREQ_LEN, { P16(IOREQ, usr_len, 0) }, 0,
+	  0, -EMSGSIZE },
+	{ "WRITE_REQ, one byte short of the header", WRQ,
+	  (long)sizeof(IOREQ) - 1 - IOREQ_LEN, { P16(IOREQ, usr_len, 0) }, 0,
+	  0, -EMSGSIZE },
+	{ "WRITE_INLINE, one byte short of the header", WIN,
+	  (long)sizeof(INL) - 1 - INL_LEN, { P16(INL, usr_len, 0) }, 0, 0,
+	  -EMSGSIZE },
+	{ "type INFO_REQ", RDQ, 0, { P16(IOREQ, type, RTRS_MSG_INFO_REQ) }, 0,
+	  0, -EPROTO },
+	{ "type INFO_RSP", RDQ, 0, { P16(IOREQ, type, RTRS_MSG_INFO_RSP) }, 0,
+	  0, -EPROTO },
+	{ "type WRITE (2.0)", RDQ, 0, { P16(IOREQ, type, RTRS_MSG_WRITE) }, 0,
+	  0, -EPROTO },
+	{ "type READ (2.0)", RDQ, 0, { P16(IOREQ, type, RTRS_MSG_READ) }, 0, 0,
+	  -EPROTO },
+	{ "type RKEY_RSP", RDQ, 0, { P16(IOREQ, type, RTRS_MSG_RKEY_RSP) }, 0,
+	  0, -EPROTO },
+	{ "type IO_RSP", RDQ, 0, { P16(IOREQ, type, RTRS_MSG_IO_RSP) }, 0, 0,
+	  -EPROTO },
+	{ "type 9", RDQ, 0, { P16(IOREQ, type, 9) }, 0, 0, -EPROTO },
+	{ "type 0xffff", RDQ, 0, { P16(IOREQ, type, 0xffff) }, 0, 0, -EPROTO },
+
+	/* Header and user message: within the room and the SEND. */
+	{ "READ_REQ, header and message fill the room", RDQ, 0, {},
+	  IOREQ_LEN, 0, 0 },
+	{ "READ_REQ, header and message one beyond the room", RDQ, 0, {},
+	  IOREQ_LEN - 1, 0, -ERANGE },
+	{ "READ_REQ, no user message", RDQ, -(long)USR21,
+	  { P16(IOREQ, usr_len, 0) }, 0, 0, 0 },
+	{ "READ_REQ, user message fills the room", RDQ,
+	  (long)HDR21 - IOREQ_LEN,
+	  { P16(IOREQ, usr_len, HDR21 - sizeof(IOREQ)) }, 0, 0, 0 },
+	{ "READ_REQ, user message one beyond the room", RDQ,
+	  (long)HDR21 + 1 - IOREQ_LEN,
+	  { P16(IOREQ, usr_len, HDR21 + 1 - sizeof(IOREQ)) }, 0, 0, -ERANGE },
+	{ "READ_REQ, usr_len 0xffff", RDQ, 0, { P16(IOREQ, usr_len, 0xffff) },
+	  0, 0, -ERANGE },
+	{ "READ_REQ, usr_len 0xffff, room 0xffffffff", RDQ, 0,
+	  { P16(IOREQ, usr_len, 0xffff) }, U32_MAX, 0, -EMSGSIZE },
+	{ "READ_REQ, usr_len 0xffff received, room 0xffffffff", RDQ,
+	  0xffff - (long)USR21, { P16(IOREQ, usr_len, 0xffff) }, U32_MAX, 0,
+	  0 },
+	{ "READ_REQ, user message one beyond the SEND", RDQ, 0,
+	  { P16(IOREQ, usr_len, USR21 + 1) }, 0, 0, -EMSGSIZE },
+	{ "READ_REQ, header only", RDQ, -(long)USR21, {}, 0, 0, -EMSGSIZE },
+	{ "WRITE_REQ, user message one beyond the room", WRQ,
+	  (long)HDR21 + 1 - IOREQ_LEN,
+	  { P16(IOREQ, usr_len, HDR21 + 1 - sizeof(IOREQ)) }, 0, 0, -ERANGE },
+	{ "WRITE_REQ, user message one beyond the SEND", WRQ, 0,
+	  { P16(IOREQ, usr_len, USR21 + 1) }, 0, 0, -EMSGSIZE },
+
+	/* Message id. */
+	{ "READ_REQ, message id 0", RDQ, 0, { P32(IOREQ, msg_id, 0) }, 0, 0,
+	  0 },
+	{ "READ_REQ, last message id", RDQ, 0, { P32(IOREQ, msg_id, QD21 - 1) },
+	  0, 0, 0 },
+	{ "READ_REQ, message id at the queue depth", RDQ, 0,
+	  { P32(IOREQ, msg_id, QD21) }, 0, 0, -ERANGE },
+	{ "READ_REQ, message id 0x10000", RDQ, 0,
+	  { P32(IOREQ, msg_id, 0x10000) }, 0, 0, -ERANGE },
+	{ "READ_REQ, message id 0xffffffff", RDQ, 0,
+	  { P32(IOREQ, msg_id, U32_MAX) }, 0, 0, -ERANGE },
+	{ "WRITE_REQ, message id at the queue depth", WRQ, 0,
+	  { P32(IOREQ, msg_id, QD21) }, 0, 0, -ERANGE },
+	{ "WRITE_INLINE, last message id", WIN, 0,
+	  { P32(INL, msg_id, QD21 - 1) }, 0, 0, 0 },
+	{ "WRITE_INLINE, message id at the queue depth", WIN, 0,
+	  { P32(INL, msg_id, QD21) }, 0, 0, -ERANGE },
+	{ "WRITE_INLINE, message id 0x10000", WIN, 0,
+	  { P32(INL, msg_id, 0x10000) }, 0, 0, -ERANGE },
+	{ "WRITE_INLINE, message id 0xffffffff", WIN, 0,
+	  { P32(INL, msg_id, U32_MAX) }, 0, 0, -ERANGE },
+
+	/* Data length of a READ_REQ or WRITE_REQ. */
+	{ "READ_REQ, data length 0", RDQ, 0, { P32(IOREQ, desc.len, 0) }, 0, 0,
+	  -ERANGE },
+	{ "READ_REQ, data length 1", RDQ, 0, { P32(IOREQ, desc.len, 1) }, 0, 0,
+	  0 },
+	{ "READ_REQ, data length max IO", RDQ, 0,
+	  { P32(IOREQ, desc.len, MAX_IO21) }, 0, 0, 0 },
+	{ "READ_REQ, data length max IO + 1", RDQ, 0,
+	  { P32(IOREQ, desc.len, MAX_IO21 + 1) }, 0, 0, -ERANGE },
+	{ "READ_REQ, data length 0xffffffff", RDQ, 0,
+	  { P32(IOREQ, desc.len, U32_MAX) }, 0, 0, -ERANGE },
+	{ "WRITE_REQ, data length 0", WRQ, 0, { P32(IOREQ, desc.len, 0) }, 0,
+	  0, -ERANGE },
+	{ "WRITE_REQ, data length max IO", WRQ, 0,
+	  { P32(IOREQ, desc.len, MAX_IO21) }, 0, 0, 0 },
+	{ "WRITE_REQ, data length max IO + 1", WRQ, 0,
+	  { P32(IOREQ, desc.len, MAX_IO21 + 1) }, 0, 0, -ERANGE },
+
+	/* Nothing after the user message of a READ_REQ or WRITE_REQ. */
+	{ "READ_REQ, one byte after the user message", RDQ, 1, {}, 0, 0,
+	  -EPROTO },
+	{ "READ_REQ, user message one short of the SEND", RDQ, 0,
+	  { P16(IOREQ, usr_len, USR21 - 1) }, 0, 0, -EPROTO },
+	{ "READ_REQ, padded to the header room", RDQ, (long)HDR21 - IOREQ_LEN,
+	  {}, 0, 0, -EPROTO },
+	{ "WRITE_REQ, data after the user message", WRQ, DESC_LEN21, {}, 0, 0,
+	  -EPROTO },
+
+	/* The client's memory region must not wrap. */
+	{ "READ_REQ, region at address 0", RDQ, 0,
+	  { P64(IOREQ, desc.addr, 0) }, 0, 0, 0 },
+	{ "READ_REQ, region ends at address U64_MAX", RDQ, 0,
+	  { P64(IOREQ, desc.addr, U64_MAX - DESC_LEN21) }, 0, 0, 0 },
+	{ "READ_REQ, region ends at 2^64", RDQ, 0,
+	  { P64(IOREQ, desc.addr, U64_MAX - DESC_LEN21 + 1) }, 0, 0, -ERANGE },
+	{ "READ_REQ, region at U64_MAX", RDQ, 0,
+	  { P64(IOREQ, desc.addr, U64_MAX) }, 0, 0, -ERANGE },
+	{ "READ_REQ, max IO ending at address U64_MAX", RDQ, 0,
+	  { P64(IOREQ, desc.addr, U64_MAX - MAX_IO21),
+	    P32(IOREQ, desc.len, MAX_IO21) }, 0, 0, 0 },
+	{ "READ_REQ, max IO wrapping by one byte", RDQ, 0,
+	  { P64(IOREQ, desc.addr, U64_MAX - MAX_IO21 + 2),
+	    P32(IOREQ, desc.len, MAX_IO21) }, 0, 0, -ERANGE },
+	{ "WRITE_REQ, region at U64_MAX - 1", WRQ, 0,
+	  { P64(IOREQ, desc.addr, U64_MAX - 1) }, 0, 0, -ERANGE },
+
+	/* WRITE_INLINE: header room, then exactly data_len bytes. */
+	{ "WRITE_INLINE, no user message", WIN, 0, { P16(INL, usr_len, 0) },
+	  0, 0, 0 },
+	{ "WRITE_INLINE, user message fills the room", WIN, 0,
+	  { P16(INL, usr_len, HDR21 - sizeof(INL)) }, 0, 0, 0 },
+	{ "WRITE_INLINE, user message one beyond the room", WIN, 0,
+	  { P16(INL, usr_len, HDR21 + 1 - sizeof(INL)) }, 0, 0, -ERANGE },
+	{ "WRITE_INLINE, usr_len 0xffff", WIN, 0, { P16(INL, usr_len, 0xffff) },
+	  0, 0, -ERANGE },
+	{ "WRITE_INLINE, data length 1", WIN, 1 - (long)DATA21,
+	  { P32(INL, data_len, 1) }, 0, 0, 0 },
+	{ "WRITE_INLINE, data length max inline", WIN,
+	  (long)INLINE21 - DATA21, { P32(INL, data_len, INLINE21) }, 0, 0, 0 },
+	{ "WRITE_INLINE, data length max inline + 1", WIN,
+	  (long)INLINE21 + 1 - DATA21, { P32(INL, data_len, INLINE21 + 1) }, 0,
+	  0, -ERANGE },
+	{ "WRITE_INLINE, data length 0", WIN, -(long)DATA21,
+	  { P32(INL, data_len, 0) }, 0, 0, -ERANGE },
+	{ "WRITE_INLINE, data length 0xffffffff", WIN, 0,
+	  { P32(INL, data_len, U32_MAX) }, 0, 0, -ERANGE },
+	{ "WRITE_INLINE, one byte short", WIN, -1, {}, 0, 0, -EMSGSIZE },
+	{ "WRITE_INLINE, one byte long", WIN, 1, {}, 0, 0, -EPROTO },
+	{ "WRITE_INLINE, no data", WIN, -(long)DATA21, {}, 0, 0, -EMSGSIZE },
+	{ "WRITE_INLINE, data right after the user message", WIN,
+	  (long)sizeof(INL) + USR21 - HDR21, {}, 0, 0, -EMSGSIZE },
+	{ "WRITE_INLINE, header room one beyond the SEND's", WIN, 0, {},
+	  HDR21 + 1, 0, -EMSGSIZE },
+	{ "WRITE_INLINE, header room one short of the SEND's", WIN, 0, {},
+	  HDR21 - 1, 0, -EPROTO },
+	{ "WRITE_INLINE, header room 0xffffffff", WIN, 0, {}, U32_MAX, 0,
+	  -EMSGSIZE },
+	{ "WRITE_INLINE, data length 0xffffffff, inline limit 0xffffffff", WIN,
+	  0, { P32(INL, data_len, U32_MAX) }, 0, U32_MAX, -EMSGSIZE },
+};
+
+static void io21_case_desc(const struct io21_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(io21, io21_cases, io21_case_desc);
+
+/* Write the valid request of @type into @buf; return its length. */
+static long put_req_2_1(u8 *buf, u16 type)
+{
+	union {
+		struct rtrs_msg_io_req req;
+		struct rtrs_msg_write_inline inl;
+	} h = {};
+
+	if (type == RTRS_MSG_WRITE_INLINE) {
+		h.inl.type = cpu_to_le16(type);
+		h.inl.usr_len = cpu_to_le16(USR21);
+		h.inl.msg_id = cpu_to_le32(9);
+		h.inl.data_len = cpu_to_le32(DATA21);
+		memcpy(buf, &h.inl, sizeof(h.inl));
+		memset(buf + sizeof(h.inl), 0x5a, USR21);
+		/* Padding stays 0; the data fills the rest of @buf. */
+		return INL_LEN;
+	}
+	h.req.type = cpu_to_le16(type);
+	h.req.usr_len = cpu_to_le16(USR21);
+	h.req.msg_id = cpu_to_le32(7);
+	h.req.desc.addr = cpu_to_le64(ADDR21);
+	h.req.desc.key = cpu_to_le32(RKEY21);
+	h.req.desc.len = cpu_to_le32(DESC_LEN21);
+	memcpy(buf, &h.req, sizeof(h.req));
+	memset(buf + sizeof(h.req), 0x5a, USR21);
+	return IOREQ_LEN;
+}
+
+static void io_req_2_1(struct kunit *test)
+{
+	const struct io21_case *c = test->param_value;
+	struct rtrs_srv_limits_2_1 lim = {
+		.queue_depth = QD21,
+		.max_io_size = MAX_IO21,
+		.max_hdr_size = c->max_hdr ?: HDR21,
+		.max_inline_size = c->max_inline ?: INLINE21,
+	};
+	struct rtrs_srv_io_2_1 io;
+	u8 *msg, *rcvd;
+	size_t i, len;
+
+	msg = kunit_kzalloc(test, BUF21, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, msg);
+	memset(msg + HDR21, 0xa5, BUF21 - HDR21);
+	len = put_req_2_1(msg, c->type) + c->len_delta;
+	KUNIT_ASSERT_LE(test, len, BUF21);
+	for (i = 0; i < ARRAY_SIZE(c->p); i++)
+		apply(msg, &c->p[i]);
+
+	/* Exactly what was received: KASAN sees any read beyond it. */
+	rcvd = kunit_kmalloc(test, len ?: 1, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rcvd);
+	memcpy(rcvd, msg, len);
+
+	KUNIT_ASSERT_EQ(test, rtrs_srv_check_io_req_2_1(rcvd, len, &lim, &io),
+			c->want);
+	if (c->want)
+		return;
+	KUNIT_EXPECT_EQ(test, io.type, c->type);
+	if (c->type == RTRS_MSG_WRITE_INLINE) {
+		KUNIT_EXPECT_EQ(test, io.usr_len,
+				get_unaligned_le16(msg + offsetof(INL, usr_len)));
+		KUNIT_EXPECT_EQ(test, io.msg_id,
+				get_unaligned_le32(msg + offsetof(INL, msg_id)));
+		KUNIT_EXPECT_EQ(test, io.data_len,
+				get_unaligned_le32(msg + offsetof(INL, data_len)));
+		KUNIT_EXPECT_EQ(test, io.addr, 0);
+		KUNIT_EXPECT_EQ(test, io.rkey, 0);
+		return;
+	}
+	KUNIT_EXPECT_EQ(test, io.usr_len,
+			get_unaligned_le16(msg + offsetof(IOREQ, usr_len)));
+	KUNIT_EXPECT_EQ(test, io.msg_id,
+			get_unaligned_le32(msg + offsetof(IOREQ, msg_id)));
+	KUNIT_EXPECT_EQ(test, io.data_len,
+			get_unaligned_le32(msg + offsetof(IOREQ, desc.len)));
+	KUNIT_EXPECT_EQ(test, io.addr,
+			get_unaligned_le64(msg + offsetof(IOREQ, desc.addr)));
+	KUNIT_EXPECT_EQ(test, io.rkey, RKEY21);
+}
+
 static struct kunit_case rtrs_srv_validate_cases[] = {
 	KUNIT_CASE_PARAM(conn_req, conn_gen_params),
 	KUNIT_CASE(conn_req_empty),
@@ -443,6 +732,7 @@ static struct kunit_case rtrs_srv_validate_cases[] = {
 	KUNIT_CASE(msg_verdicts),
 	KUNIT_CASE_PARAM(io_req, io_req_gen_params),
 	KUNIT_CASE_PARAM(io_hdr, io_hdr_gen_params),
+	KUNIT_CASE_PARAM(io_req_2_1, io21_gen_params),
 	{}
 };
 

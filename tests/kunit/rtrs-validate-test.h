@@ -14,7 +14,7 @@
 struct patch {
 	u16 off;
 	u8 width;
-	u32 val;
+	u64 val;
 };
 
 static inline void apply(void *msg, const struct patch *p)
@@ -29,11 +29,15 @@ static inline void apply(void *msg, const struct patch *p)
 	case 4:
 		put_unaligned_le32(p->val, msg + p->off);
 		break;
+	case 8:
+		put_unaligned_le64(p->val, msg + p->off);
+		break;
 	}
 }
 
 #define P8(type, field, v)  { offsetof(type, field), 1, (v) }
 #define P16(type, field, v) { offsetof(type, field), 2, (v) }
 #define P32(type, field, v) { offsetof(type, field), 4, (v) }
+#define P64(type, field, v) { offsetof(type, field), 8, (v) }
 
 #endif /* RTRS_VALIDATE_TEST_H */
