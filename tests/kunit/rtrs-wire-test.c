@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * KUnit suite: the RTRS protocol 2.0 wire format.
+ * KUnit suite: the RTRS protocol 2.0 and 2.1 wire formats.
  *
  * The expected sizes and offsets below are the protocol's, written out as
  * numbers on purpose: they must not follow the header if the header drifts.
@@ -39,6 +39,10 @@ static void wire_sizes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_rdma_read), 8);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_rdma_write), 4);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_rdma_hdr), 2);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_conn_rsp_2_1), 20);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_io_req), 24);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_write_inline), 12);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_io_rsp), 8);
 }
 
 static void wire_conn_req_layout(struct kunit *test)
@@ -77,6 +81,21 @@ static void wire_conn_rsp_layout(struct kunit *test)
 	check_fields(test, f, ARRAY_SIZE(f));
 }
 
+static void wire_conn_rsp_2_1_layout(struct kunit *test)
+{
+	static const struct wire_field f[] = {
+		FIELD(struct rtrs_msg_conn_rsp_2_1, magic, 0),
+		FIELD(struct rtrs_msg_conn_rsp_2_1, version, 2),
+		FIELD(struct rtrs_msg_conn_rsp_2_1, errno, 4),
+		FIELD(struct rtrs_msg_conn_rsp_2_1, queue_depth, 6),
+		FIELD(struct rtrs_msg_conn_rsp_2_1, max_io_size, 8),
+		FIELD(struct rtrs_msg_conn_rsp_2_1, max_hdr_size, 12),
+		FIELD(struct rtrs_msg_conn_rsp_2_1, max_inline_size, 16),
+	};
+
+	check_fields(test, f, ARRAY_SIZE(f));
+}
+
 static void wire_msg_layouts(struct kunit *test)
 {
 	static const struct wire_field f[] = {
@@ -106,15 +125,42 @@ static void wire_msg_layouts(struct kunit *test)
 	check_fields(test, f, ARRAY_SIZE(f));
 }
 
+static void wire_msg_2_1_layouts(struct kunit *test)
+{
+	static const struct wire_field f[] = {
+		FIELD(struct rtrs_msg_io_req, type, 0),
+		FIELD(struct rtrs_msg_io_req, usr_len, 2),
+		FIELD(struct rtrs_msg_io_req, msg_id, 4),
+		FIELD(struct rtrs_msg_io_req, desc, 8),
+		FIELD(struct rtrs_msg_io_req, desc.addr, 8),
+		FIELD(struct rtrs_msg_io_req, desc.key, 16),
+		FIELD(struct rtrs_msg_io_req, desc.len, 20),
+		FIELD(struct rtrs_msg_write_inline, type, 0),
+		FIELD(struct rtrs_msg_write_inline, usr_len, 2),
+		FIELD(struct rtrs_msg_write_inline, msg_id, 4),
+		FIELD(struct rtrs_msg_write_inline, data_len, 8),
+		FIELD(struct rtrs_msg_io_rsp, type, 0),
+		FIELD(struct rtrs_msg_io_rsp, errno, 2),
+		FIELD(struct rtrs_msg_io_rsp, msg_id, 4),
+	};
+
+	check_fields(test, f, ARRAY_SIZE(f));
+}
+
 static void wire_constants(struct kunit *test)
 {
 	KUNIT_EXPECT_EQ(test, RTRS_MAGIC, 0x1BBD);
 	KUNIT_EXPECT_EQ(test, RTRS_PROTO_VER, 0x0200);
+	KUNIT_EXPECT_EQ(test, RTRS_PROTO_MINOR_2_1, 1);
 	KUNIT_EXPECT_EQ(test, RTRS_MSG_INFO_REQ, 0);
 	KUNIT_EXPECT_EQ(test, RTRS_MSG_INFO_RSP, 1);
 	KUNIT_EXPECT_EQ(test, RTRS_MSG_WRITE, 2);
 	KUNIT_EXPECT_EQ(test, RTRS_MSG_READ, 3);
 	KUNIT_EXPECT_EQ(test, RTRS_MSG_RKEY_RSP, 4);
+	KUNIT_EXPECT_EQ(test, RTRS_MSG_READ_REQ, 5);
+	KUNIT_EXPECT_EQ(test, RTRS_MSG_WRITE_REQ, 6);
+	KUNIT_EXPECT_EQ(test, RTRS_MSG_WRITE_INLINE, 7);
+	KUNIT_EXPECT_EQ(test, RTRS_MSG_IO_RSP, 8);
 	KUNIT_EXPECT_EQ(test, RTRS_MSG_NEED_INVAL_F, 1);
 	KUNIT_EXPECT_EQ(test, RTRS_MSG_NEW_RKEY_F, 2);
 	KUNIT_EXPECT_EQ(test, RTRS_IO_REQ_IMM, 0);
@@ -250,7 +296,9 @@ static struct kunit_case rtrs_wire_cases[] = {
 	KUNIT_CASE(wire_sizes),
 	KUNIT_CASE(wire_conn_req_layout),
 	KUNIT_CASE(wire_conn_rsp_layout),
+	KUNIT_CASE(wire_conn_rsp_2_1_layout),
 	KUNIT_CASE(wire_msg_layouts),
+	KUNIT_CASE(wire_msg_2_1_layouts),
 	KUNIT_CASE(wire_constants),
 	KUNIT_CASE(imm_type_and_payload),
 	KUNIT_CASE(imm_off_bits),
@@ -268,5 +316,5 @@ static struct kunit_suite rtrs_wire_suite = {
 
 kunit_test_suite(rtrs_wire_suite);
 
-MODULE_DESCRIPTION("KUnit tests of the RTRS 2.0 wire format");
+MODULE_DESCRIPTION("KUnit tests of the RTRS 2.0 and 2.1 wire formats");
 MODULE_LICENSE("GPL");
