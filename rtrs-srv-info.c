@@ -144,7 +144,10 @@ static int rtrs_srv_take_name(struct rtrs_srv_path *path, const char *name)
 	return 0;
 }
 
-/* Register every chunk, then send the INFO_RSP describing them. */
+/*
+ * Register every chunk, then send the INFO_RSP describing them; without
+ * @reg_wrs (2.1), an INFO_RSP of no chunks.
+ */
 static int rtrs_srv_send_info_rsp(struct rtrs_srv_path *path,
 				  struct rtrs_srv_con *con,
 				  struct ib_reg_wr *reg_wrs)
@@ -165,6 +168,14 @@ static int rtrs_srv_send_info_rsp(struct rtrs_srv_path *path,
 	};
 
 	rsp->type = cpu_to_le16(RTRS_MSG_INFO_RSP);
+	if (!reg_wrs) {
+		/* 2.1: no chunks, nothing to describe. */
+		rsp->sg_cnt = 0;
+		sge.length = sizeof(*rsp);
+		ib_dma_sync_single_for_device(path->s.dev->ib_dev, sge.addr,
+					      sge.length, DMA_TO_DEVICE);
+		return ib_post_send(con->c.qp, &wr, NULL);
+	}
 	rsp->sg_cnt = cpu_to_le16(depth);
 	rtrs_srv_fill_chunk_descs(path, rsp->desc);
 	ib_dma_sync_single_for_device(path->s.dev->ib_dev, sge.addr,
@@ -176,7 +187,7 @@ static int rtrs_srv_send_info_rsp(struct rtrs_srv_path *path,
 static int rtrs_srv_process_info_req(struct rtrs_srv_path *path,
 				     struct rtrs_srv_con *con, const char *name)
 {
-	struct ib_reg_wr *reg_wrs;
+	struct ib_reg_wr *reg_wrs = NULL;
 	int err;
 
 	if (!rtrs_srv_all_cons_up(path)) {
@@ -186,12 +197,15 @@ static int rtrs_srv_process_info_req(struct rtrs_srv_path *path,
 	err = rtrs_srv_take_name(path, name);
 	if (err)
 		return err;
-	err = rtrs_srv_path_chunks(path);
-	if (err)
-		return err;
-	reg_wrs = rtrs_srv_reg_chunks_wrs(path, &con->reg_cqe);
-	if (!reg_wrs)
-		return -ENOMEM;
+	/* A 2.1 path has no chunks to allocate, map and register. */
+	if (!rtrs_srv_sess_2_1(path->sess)) {
+		err = rtrs_srv_path_chunks(path);
+		if (err)
+			return err;
+		reg_wrs = rtrs_srv_reg_chunks_wrs(path, &con->reg_cqe);
+		if (!reg_wrs)
+			return -ENOMEM;
+	}
 
 	/*
 	 * The user hears of the session before the path is connected: until

@@ -116,6 +116,36 @@ static int rtrs_srv_alloc_rkey_msgs(struct rtrs_srv_path *path)
 	return 0;
 }
 
+/* 2.1: one response message per request handle, sent by SEND. */
+static int rtrs_srv_alloc_rsp_msgs(struct rtrs_srv_path *path)
+{
+	struct ib_device *ib_dev = path->s.dev->ib_dev;
+	size_t size = path->sess->queue_depth * sizeof(*path->rsp_msgs);
+
+	path->rsp_msgs = rtrs_kzalloc(size, GFP_KERNEL);
+	if (!path->rsp_msgs)
+		return -ENOMEM;
+	path->rsp_dma = ib_dma_map_single(ib_dev, path->rsp_msgs, size,
+					  DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ib_dev, path->rsp_dma)) {
+		kfree(path->rsp_msgs);
+		path->rsp_msgs = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void rtrs_srv_free_rsp_msgs(struct rtrs_srv_path *path)
+{
+	size_t size = path->sess->queue_depth * sizeof(*path->rsp_msgs);
+
+	if (!path->rsp_msgs)
+		return;
+	ib_dma_unmap_single(path->s.dev->ib_dev, path->rsp_dma, size,
+			    DMA_TO_DEVICE);
+	kfree(path->rsp_msgs);
+}
+
 static void rtrs_srv_free_rkey_msgs(struct rtrs_srv_path *path)
 {
 	size_t size = path->sess->queue_depth * sizeof(*path->rkey_msgs);
@@ -153,6 +183,11 @@ int rtrs_srv_alloc_ops(struct rtrs_srv_path *path)
 		if (err)
 			goto free_ops;
 	}
+	if (rtrs_srv_sess_2_1(path->sess)) {
+		err = rtrs_srv_alloc_rsp_msgs(path);
+		if (err)
+			goto free_rkey_msgs;
+	}
 
 	init_completion(&path->ops_done);
 	err = rtrs_fail_or(-ENOMEM,
@@ -163,6 +198,7 @@ int rtrs_srv_alloc_ops(struct rtrs_srv_path *path)
 	return 0;
 
 free_rkey_msgs:
+	rtrs_srv_free_rsp_msgs(path);
 	rtrs_srv_free_rkey_msgs(path);
 free_ops:
 	kfree(path->ops);
@@ -177,6 +213,7 @@ free_ops:
 void rtrs_srv_free_ops(struct rtrs_srv_path *path)
 {
 	percpu_ref_exit(&path->ops_ref);
+	rtrs_srv_free_rsp_msgs(path);
 	rtrs_srv_free_rkey_msgs(path);
 	kfree(path->ops);
 	path->ops = NULL;
@@ -256,7 +293,7 @@ static void rtrs_srv_sq_put(struct rtrs_srv_con *con)
 }
 
 /**
- * rtrs_srv_op_end() - a request is over
+ * rtrs_srv_op_end() - a request is over, 2.0 or 2.1
  * @path: its path
  * @op: the request: responded to, or dropped without a response
  *
@@ -267,10 +304,60 @@ static void rtrs_srv_sq_put(struct rtrs_srv_con *con)
  *
  * Context: any context.
  */
-static void rtrs_srv_op_end(struct rtrs_srv_path *path,
-			    struct rtrs_srv_op *op)
+void rtrs_srv_op_end(struct rtrs_srv_path *path, struct rtrs_srv_op *op)
 {
+	if (op->type) {
+		rtrs_srv_op_end_2_1(path, op);
+		return;
+	}
 	rtrs_srv_chunk_give_up(path->sess, op);
+	clear_bit_unlock(0, &op->busy);
+}
+
+/* 2.1: the request's receive buffer goes back to the shared queue. */
+static void rtrs_srv_give_rbuf(struct rtrs_srv_path *path,
+			       struct rtrs_srv_op *op)
+{
+	int err;
+
+	if (!op->rbuf)
+		return;
+	err = rtrs_srv_srq_post(op->rbuf);
+	/* The queue is one buffer short from now on. */
+	if (err)
+		pr_err_ratelimited("%s: posting a shared receive failed: %d\n",
+				   path->s.sessname, err);
+	op->rbuf = NULL;
+}
+
+/**
+ * rtrs_srv_op_release_2_1() - give back what a 2.1 request holds
+ * @path: its path
+ * @op: the request; its user is done with its user message and data
+ *
+ * Its receive buffer goes back to the shared queue, and its data buffer,
+ * if it has one, to the pool.
+ *
+ * Context: any context.
+ */
+void rtrs_srv_op_release_2_1(struct rtrs_srv_path *path,
+			     struct rtrs_srv_op *op)
+{
+	rtrs_srv_give_rbuf(path, op);
+	if (op->pool_req.block)
+		rtrs_srv_pool_put(&op->pool_req);
+}
+
+/**
+ * rtrs_srv_op_end_2_1() - a 2.1 request is over
+ * @path: its path
+ * @op: the request, not retiring: responded to, or dropped
+ *
+ * Context: any context.
+ */
+void rtrs_srv_op_end_2_1(struct rtrs_srv_path *path, struct rtrs_srv_op *op)
+{
+	rtrs_srv_op_release_2_1(path, op);
 	clear_bit_unlock(0, &op->busy);
 }
 
@@ -413,13 +500,16 @@ void rtrs_srv_stop_responses(struct rtrs_srv_con *con)
  * With interrupts off until then, no response posted here reaches the
  * client before (rxe sends from a tasklet of this CPU).
  *
+ * A retiring 2.1 request (@end false) is left alone once posted: the
+ * completion of its data ends it, and may already have.
+ *
  * Return: 0, -ESHUTDOWN when the connection no longer takes responses, or
  * the error of the post; @op is not released then.
  */
 static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 				 struct rtrs_srv_op *op,
 				 struct ib_send_wr *first,
-				 struct ib_send_wr *rsp)
+				 struct ib_send_wr *rsp, bool end)
 {
 	unsigned long flags;
 	bool signal;
@@ -440,7 +530,8 @@ static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 	err = ib_post_send(con->c.qp, first, NULL);
 	if (!err) {
 		con->rsp_posts++;
-		rtrs_srv_op_end(con_to_path(con), op);
+		if (end)
+			rtrs_srv_op_end(con_to_path(con), op);
 	} else if (signal) {
 		atomic_dec(&con->rsp_inflight);
 		con->rsp_unsig = con->rsp_batch - 1;
@@ -449,6 +540,122 @@ static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 	}
 	spin_unlock_irqrestore(&con->rsp_post_lock, flags);
 	return err;
+}
+
+/*
+ * 2.1: map a READ's data buffer for its RDMA WRITE, which the completion
+ * of &rtrs_srv_op.data_cqe unmaps.
+ */
+static int rtrs_srv_add_data_wr_2_1(struct rtrs_srv_con *con,
+				    struct rtrs_srv_op *op,
+				    struct rtrs_srv_rsp_wrs *w,
+				    struct ib_send_wr ***tail)
+{
+	struct rtrs_srv_path *path = con_to_path(con);
+	struct ib_device *ib_dev = path->s.dev->ib_dev;
+	u32 len = le32_to_cpu(op->desc.len);
+
+	op->data_dma = ib_dma_map_single(ib_dev, op->pool_req.buf, len,
+					 DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ib_dev, op->data_dma))
+		return -ENOMEM;
+	w->data_sge.addr = op->data_dma;
+	w->data_sge.length = len;
+	w->data_sge.lkey = path->s.dev->ib_pd->local_dma_lkey;
+	w->data.wr.opcode = IB_WR_RDMA_WRITE;
+	w->data.wr.wr_cqe = &op->data_cqe;
+	w->data.wr.send_flags = IB_SEND_SIGNALED;
+	w->data.wr.sg_list = &w->data_sge;
+	w->data.wr.num_sge = 1;
+	w->data.remote_addr = le64_to_cpu(op->desc.addr);
+	w->data.rkey = le32_to_cpu(op->desc.key);
+	rtrs_srv_chain(tail, &w->data.wr);
+	return 0;
+}
+
+/*
+ * 2.1: the response message, sent as a SEND, WITH INVALIDATE of the
+ * client's memory region when the request named one.
+ */
+static void rtrs_srv_add_rsp_wr_2_1(struct rtrs_srv_con *con,
+				    struct rtrs_srv_op *op, int status,
+				    struct rtrs_srv_rsp_wrs *w,
+				    struct ib_send_wr ***tail)
+{
+	struct rtrs_srv_path *path = con_to_path(con);
+	struct rtrs_msg_io_rsp *msg = &path->rsp_msgs[op->msg_id];
+	dma_addr_t dma = path->rsp_dma + op->msg_id * sizeof(*msg);
+
+	msg->type = cpu_to_le16(RTRS_MSG_IO_RSP);
+	msg->errno = cpu_to_le16((u16)status);
+	msg->msg_id = cpu_to_le32(op->msg_id);
+	ib_dma_sync_single_for_device(path->s.dev->ib_dev, dma, sizeof(*msg),
+				      DMA_TO_DEVICE);
+	w->rkey_sge.addr = dma;
+	w->rkey_sge.length = sizeof(*msg);
+	w->rkey_sge.lkey = path->s.dev->ib_pd->local_dma_lkey;
+	w->rsp.wr.wr_cqe = &con->rsp_cqe;
+	w->rsp.wr.sg_list = &w->rkey_sge;
+	w->rsp.wr.num_sge = 1;
+	if (op->need_inval) {
+		w->rsp.wr.opcode = IB_WR_SEND_WITH_INV;
+		w->rsp.wr.ex.invalidate_rkey = le32_to_cpu(op->desc.key);
+	} else {
+		w->rsp.wr.opcode = IB_WR_SEND;
+	}
+	rtrs_srv_chain(tail, &w->rsp.wr);
+}
+
+/*
+ * 2.1: the response of @op, for which the caller took send queue room.
+ * Its receive buffer goes back first, and its data buffer unless a READ's
+ * data goes out of it: the request then retires (see rtrs-srv-recv.c)
+ * until that data's completion, which may come before the post returns.
+ */
+static void rtrs_srv_post_rsp_2_1(struct rtrs_srv_con *con,
+				  struct rtrs_srv_op *op, int status)
+{
+	struct rtrs_srv_path *path = con_to_path(con);
+	struct rtrs_srv_rsp_wrs w = {};
+	struct ib_send_wr *first = NULL, **tail = &first;
+	bool data = op->dir == READ && !status;
+	unsigned long flags;
+	int err;
+
+	trace_rtrs_srv_answer(path, op->msg_id, status);
+	if (data && rtrs_srv_add_data_wr_2_1(con, op, &w, &tail)) {
+		status = -EIO;
+		data = false;
+	}
+	if (data)
+		rtrs_srv_give_rbuf(path, op);
+	else
+		rtrs_srv_op_release_2_1(path, op);
+	rtrs_srv_add_rsp_wr_2_1(con, op, status, &w, &tail);
+	if (data) {
+		spin_lock_irqsave(&op->lock, flags);
+		op->retiring = true;
+		spin_unlock_irqrestore(&op->lock, flags);
+	}
+
+	err = rtrs_srv_post_rsp_wrs(con, op, first, &w.rsp.wr, !data);
+	if (err) {
+		rtrs_srv_sq_put(con);
+		if (data) {
+			/* Not posted: no completion comes to end it. */
+			ib_dma_unmap_single(path->s.dev->ib_dev, op->data_dma,
+					    le32_to_cpu(op->desc.len),
+					    DMA_TO_DEVICE);
+			op->retiring = false;
+		}
+		rtrs_srv_op_end(path, op);
+	}
+	if (err && err != -ESHUTDOWN) {
+		pr_err_ratelimited("%s: posting a response failed: %d\n",
+				   path->s.sessname, err);
+		rtrs_srv_close_path(path);
+	}
+	percpu_ref_put(&path->ops_ref);
 }
 
 /*
@@ -462,6 +669,11 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 	struct rtrs_srv_rsp_wrs w = {};
 	struct ib_send_wr *first = NULL, **tail = &first;
 	int err;
+
+	if (op->type) {
+		rtrs_srv_post_rsp_2_1(con, op, status);
+		return;
+	}
 
 	trace_rtrs_srv_answer(path, op->msg_id, status);
 	/*
@@ -480,7 +692,7 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 		rtrs_srv_add_inval_wr(con, op, &w, &tail);
 	rtrs_srv_add_rsp_wr(con, op, status, &w, &tail);
 
-	err = rtrs_srv_post_rsp_wrs(con, op, first, &w.rsp.wr);
+	err = rtrs_srv_post_rsp_wrs(con, op, first, &w.rsp.wr, true);
 	if (err) {
 		rtrs_srv_sq_put(con);
 		rtrs_srv_op_end(path, op);
@@ -820,15 +1032,18 @@ static int rtrs_srv_inv_chunk(struct rtrs_srv_con *con, u32 id, u32 off)
 	return ib_post_send(con->c.qp, &wr, NULL);
 }
 
-/*
- * Acknowledge a heartbeat that came in on any connection of @path,
- * connected (so connection 0, where the ack goes, exists).  Like a
+/**
+ * rtrs_srv_send_hb_ack() - acknowledge a heartbeat
+ * @path: path, connected (so connection 0, where the ack goes, exists),
+ *	on any connection of which the heartbeat came in
+ *
+ * Like a
  * response, the ack is posted under connection 0's @rsp_post_lock and not
  * at all once that connection is stopped: the close drains connection 0
  * before the others, and an ack posted after that drain would complete into
  * a freed connection.
  */
-static void rtrs_srv_send_hb_ack(struct rtrs_srv_path *path)
+void rtrs_srv_send_hb_ack(struct rtrs_srv_path *path)
 {
 	struct rtrs_srv_con *con0 = to_srv_con(path->s.con[0]);
 	unsigned long flags;

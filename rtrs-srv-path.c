@@ -75,6 +75,27 @@ module_param_named(setup_cons_per_client, rtrs_srv_setup_cons_per_client,
 MODULE_PARM_DESC(setup_cons_per_client,
 		 "The same, from one client address (default 256)");
 
+/*
+ * The highest protocol minor the server agrees to: 1 for 2.1, 0 to speak
+ * 2.0 with every client.  Read when a session's first connection comes.
+ */
+static int rtrs_srv_set_max_minor(const char *val,
+				  const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, RTRS_PROTO_MINOR_MAX);
+}
+
+static const struct kernel_param_ops rtrs_srv_max_minor_ops = {
+	.set	= rtrs_srv_set_max_minor,
+	.get	= param_get_uint,
+};
+
+static unsigned int rtrs_srv_max_minor = RTRS_PROTO_MINOR_MAX;
+module_param_cb(max_proto_minor, &rtrs_srv_max_minor_ops,
+		&rtrs_srv_max_minor, 0644);
+MODULE_PARM_DESC(max_proto_minor,
+		 "Highest protocol minor agreed to: 1 for 2.1, 0 for 2.0 only; for sessions that come after a change (default 1)");
+
 /* Devices and PDs of every server path. */
 struct rtrs_ib_dev_pool rtrs_srv_dev_pool;
 
@@ -137,6 +158,8 @@ static void rtrs_srv_free_sess(struct rtrs_srv_sess *sess)
 	rtrs_srv_sysfs_sess_del(sess);
 	mutex_destroy(&sess->sysfs_mutex);
 	rtrs_srv_free_chunks(sess);
+	if (rtrs_srv_sess_2_1(sess))
+		rtrs_srv_pool_user_exit(&sess->pool_user);
 	mutex_destroy(&sess->ev_mutex);
 	mutex_destroy(&sess->paths_mutex);
 	kfree(sess);
@@ -161,6 +184,15 @@ static struct rtrs_srv_sess *rtrs_srv_alloc_sess(struct rtrs_srv_ctx *ctx,
 	mutex_init(&sess->ev_mutex);
 	mutex_init(&sess->sysfs_mutex);
 	sess->queue_depth = sess_queue_depth;
+	if (rtrs_srv_sess_2_1(sess)) {
+		/*
+		 * No chunks: requests come in shared receive buffers, their
+		 * data goes through buffers of the server's pool.
+		 */
+		sess->max_io_size = RTRS_SRV_MAX_IO_2_1;
+		rtrs_srv_pool_user_init(&rtrs_srv_buf_pool, &sess->pool_user);
+		return sess;
+	}
 	sess->chunk_size = max_chunk_size;
 	sess->max_io_size = max_chunk_size - RTRS_SRV_MAX_HDR_SIZE;
 	/* Its chunks come with its first INFO_REQ: rtrs_srv_path_chunks(). */
@@ -239,8 +271,13 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 {
 	struct ib_device *ib_dev = path->s.dev->ib_dev;
 	u32 depth = path->sess->queue_depth;
+	struct ib_srq *srq = NULL;
 	u32 max_send_wr, max_recv_wr;
 	int err;
+
+	/* 2.1: IO connections receive from the device's shared queue. */
+	if (path->srq && con->c.cid)
+		srq = path->srq->srq;
 
 	/*
 	 * + 4: a heartbeat, its ack, the watchdog's flush of the responses and
@@ -263,7 +300,7 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	err = rtrs_cq_qp_create(&path->s, &con->c, 1,
 				con->c.cid % ib_dev->num_comp_vectors,
 				max_send_wr + max_recv_wr, max_send_wr,
-				max_recv_wr, NULL, IB_POLL_WORKQUEUE);
+				max_recv_wr, srq, IB_POLL_WORKQUEUE);
 	if (err)
 		return err;
 	atomic_set(&con->c.sq_wr_avail, depth * RTRS_SRV_RSP_WRS);
@@ -303,9 +340,12 @@ static int rtrs_srv_create_con(struct rtrs_srv_path *path,
 		if (err)
 			goto destroy_qp;
 	}
-	err = rtrs_srv_post_recvs(con, path->sess->queue_depth + 2);
-	if (err)
-		goto destroy_qp;
+	/* A connection on the shared queue has no receives of its own. */
+	if (!con->c.qp->srq) {
+		err = rtrs_srv_post_recvs(con, path->sess->queue_depth + 2);
+		if (err)
+			goto destroy_qp;
+	}
 
 	path->s.con[cid] = &con->c;
 	cm_id->context = &con->c;
@@ -354,7 +394,9 @@ static void rtrs_srv_init_path(struct rtrs_srv_path *path,
 	spin_lock_init(&path->state_lock);
 	INIT_WORK(&path->close_work, rtrs_srv_close_work);
 	INIT_DELAYED_WORK(&path->wd_dwork, rtrs_srv_wd_work);
-	path->always_invalidate = rtrs_srv_always_invalidate;
+	/* A 2.1 path registers no server memory for the client: no keys. */
+	path->always_invalidate = rtrs_srv_always_invalidate &&
+				  !rtrs_srv_sess_2_1(sess);
 	path->s.src_addr = cm_id->route.addr.src_addr;
 	path->s.dst_addr = cm_id->route.addr.dst_addr;
 	/* Named by its addresses until the INFO_REQ names it. */
@@ -373,6 +415,8 @@ static void rtrs_srv_free_path(struct rtrs_srv_path *path)
 	rtrs_srv_free_info_bufs(path);
 	rtrs_srv_free_ops(path);
 	rtrs_srv_unmap_chunks(path);
+	if (path->srq)
+		rtrs_srv_srq_put(path->srq);
 	rtrs_ib_dev_put(path->s.dev);
 	free_percpu(path->stats);
 	kfree(path->s.con);
@@ -445,9 +489,19 @@ rtrs_srv_alloc_path(struct rtrs_srv_sess *sess, struct rdma_cm_id *cm_id,
 		err = PTR_ERR(path->s.dev);
 		goto free_cons;
 	}
+	if (rtrs_srv_sess_2_1(sess)) {
+		path->srq = rtrs_srv_srq_get(path->s.dev, rtrs_srv_rbuf_done);
+		if (IS_ERR(path->srq)) {
+			err = PTR_ERR(path->srq);
+			path->srq = NULL;
+			goto put_dev;
+		}
+	}
 	err = rtrs_srv_alloc_ops(path);
 	if (err)
-		goto put_dev;
+		goto put_srq;
+	if (path->srq)
+		rtrs_srv_init_ops_2_1(path);
 	err = rtrs_srv_alloc_info_bufs(path);
 	if (err)
 		goto free_ops;
@@ -459,6 +513,9 @@ rtrs_srv_alloc_path(struct rtrs_srv_sess *sess, struct rdma_cm_id *cm_id,
 
 free_ops:
 	rtrs_srv_free_ops(path);
+put_srq:
+	if (path->srq)
+		rtrs_srv_srq_put(path->srq);
 put_dev:
 	rtrs_ib_dev_put(path->s.dev);
 free_cons:
@@ -557,7 +614,10 @@ static void rtrs_srv_close_work(struct work_struct *work)
 	mutex_unlock(&sess->sysfs_mutex);
 	percpu_ref_kill(&path->ops_ref);
 	rtrs_srv_drop_all_waiting(path);
-	rtrs_srv_end_handed(path);
+	if (path->srq)
+		rtrs_srv_end_waiting_2_1(path);
+	else
+		rtrs_srv_end_handed(path);
 	wait_for_completion(&path->ops_done);
 	rtrs_srv_path_down(path);
 	rtrs_srv_destroy_cons(path);
@@ -655,8 +715,40 @@ static int rtrs_srv_reject(struct rdma_cm_id *cm_id, int errno)
 	return errno;
 }
 
+/*
+ * Accept a connection of a 2.1 path: the 2.1 response, and as many RDMA
+ * READs in flight (of WRITE data from the client's memory) as the client
+ * and the device allow.
+ */
+static int rtrs_srv_accept_2_1(struct rtrs_srv_path *path,
+			       struct rdma_cm_id *cm_id,
+			       const struct rdma_conn_param *req)
+{
+	struct rtrs_srv_sess *sess = path->sess;
+	struct rtrs_msg_conn_rsp_2_1 rsp = {
+		.magic = cpu_to_le16(RTRS_MAGIC),
+		.version = cpu_to_le16(sess->version),
+		.queue_depth = cpu_to_le16(sess->queue_depth),
+		.max_io_size = cpu_to_le32(sess->max_io_size),
+		.max_hdr_size = cpu_to_le32(RTRS_SRV_HDR_SIZE_2_1),
+		.max_inline_size = cpu_to_le32(PAGE_SIZE),
+	};
+	struct rdma_conn_param param = {
+		.rnr_retry_count = 7,
+		.initiator_depth = min_t(u32, req->responder_resources,
+					 cm_id->device->attrs.max_qp_init_rd_atom),
+		.private_data = &rsp,
+		.private_data_len = sizeof(rsp),
+	};
+
+	return rtrs_fail_or(-ENOMEM,
+			    rdma_set_ack_timeout(cm_id, RTRS_ACK_TIMEOUT) ?:
+			    rdma_accept(cm_id, &param));
+}
+
 static int rtrs_srv_accept(struct rtrs_srv_path *path,
-			   struct rdma_cm_id *cm_id)
+			   struct rdma_cm_id *cm_id,
+			   const struct rdma_conn_param *req)
 {
 	struct rtrs_srv_sess *sess = path->sess;
 	u32 max_io = sess->max_io_size;
@@ -673,6 +765,8 @@ static int rtrs_srv_accept(struct rtrs_srv_path *path,
 		.private_data_len = sizeof(rsp),
 	};
 
+	if (rtrs_srv_sess_2_1(sess))
+		return rtrs_srv_accept_2_1(path, cm_id, req);
 	if (path->always_invalidate)
 		rsp.flags = cpu_to_le32(RTRS_MSG_NEW_RKEY_F);
 	return rtrs_fail_or(-ENOMEM,
@@ -725,17 +819,18 @@ rtrs_srv_path_for_con(struct rtrs_srv_sess *sess, struct rdma_cm_id *cm_id,
 	return path;
 }
 
-static int rtrs_srv_connect(struct rdma_cm_id *cm_id, const void *data,
-			    u8 len)
+static int rtrs_srv_connect(struct rdma_cm_id *cm_id,
+			    const struct rdma_conn_param *cp)
 {
-	const struct rtrs_msg_conn_req *req = data;
+	const struct rtrs_msg_conn_req *req = cp->private_data;
+	u8 len = cp->private_data_len;
 	struct rtrs_srv_ctx *ctx = cm_id->context;
 	struct rtrs_srv_sess *sess;
 	struct rtrs_srv_path *path;
 	bool joined;
 	int err;
 
-	err = rtrs_srv_check_conn_req(data, len);
+	err = rtrs_srv_check_conn_req(req, len);
 	if (err) {
 		pr_err_ratelimited("connect request rejected, %u bytes: %pe\n",
 				   len, ERR_PTR(err));
@@ -750,7 +845,7 @@ static int rtrs_srv_connect(struct rdma_cm_id *cm_id, const void *data,
 	sess = rtrs_srv_get_sess(ctx, &req->paths_uuid,
 				 req->flags & RTRS_CONN_REQ_FIRST_CONN,
 				 rtrs_proto_agree(le16_to_cpu(req->version),
-						  RTRS_PROTO_MINOR_MAX));
+						  READ_ONCE(rtrs_srv_max_minor)));
 	if (IS_ERR(sess))
 		return rtrs_srv_reject(cm_id, PTR_ERR(sess));
 
@@ -770,7 +865,7 @@ static int rtrs_srv_connect(struct rdma_cm_id *cm_id, const void *data,
 			rtrs_srv_put_sess(sess);
 		return rtrs_srv_reject(cm_id, err);
 	}
-	err = rtrs_srv_accept(path, cm_id);
+	err = rtrs_srv_accept(path, cm_id, cp);
 	mutex_unlock(&sess->paths_mutex);
 	if (err) {
 		/* The connection is the path's now: its close destroys it. */
@@ -798,8 +893,7 @@ int rtrs_srv_cm_handler(struct rdma_cm_id *cm_id, struct rdma_cm_event *ev)
 	struct rtrs_srv_path *path;
 
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
-		return rtrs_srv_connect(cm_id, ev->param.conn.private_data,
-					ev->param.conn.private_data_len);
+		return rtrs_srv_connect(cm_id, &ev->param.conn);
 
 	path = to_srv_path(((struct rtrs_con *)cm_id->context)->path);
 	switch (ev->event) {

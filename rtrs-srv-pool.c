@@ -238,11 +238,12 @@ static void rtrs_srv_pool_grow_work(struct work_struct *work)
 	struct rtrs_srv_pool_block *block;
 	LIST_HEAD(granted);
 	bool grow;
+	unsigned long flags;
 
 	/* Buffers put back since the work was queued may do. */
-	spin_lock_bh(&pool->lock);
+	spin_lock_irqsave(&pool->lock, flags);
 	grow = rtrs_srv_pool_grant(pool, &granted);
-	spin_unlock_bh(&pool->lock);
+	spin_unlock_irqrestore(&pool->lock, flags);
 	rtrs_srv_pool_call(&granted);
 
 	/* Only this work adds blocks: the limit holds without a lock. */
@@ -253,11 +254,11 @@ static void rtrs_srv_pool_grow_work(struct work_struct *work)
 					   msecs_to_jiffies(RTRS_SRV_POOL_RETRY_MS));
 			return;
 		}
-		spin_lock_bh(&pool->lock);
+		spin_lock_irqsave(&pool->lock, flags);
 		list_add_tail(&block->entry, &pool->blocks);
 		pool->allocated += RTRS_SRV_POOL_BLOCK;
 		grow = rtrs_srv_pool_grant(pool, &granted);
-		spin_unlock_bh(&pool->lock);
+		spin_unlock_irqrestore(&pool->lock, flags);
 		rtrs_srv_pool_call(&granted);
 	}
 }
@@ -344,22 +345,23 @@ void rtrs_srv_pool_user_init(struct rtrs_srv_pool *pool,
  * does not touch them again, but buffers still held keep @user in use
  * until they are put.
  *
- * Context: process or softirq context, with interrupts on.
+ * Context: any context.
  */
 void rtrs_srv_pool_user_exit(struct rtrs_srv_pool_user *user)
 {
 	struct rtrs_srv_pool *pool = user->pool;
 	struct rtrs_srv_pool_req *req, *tmp;
 	LIST_HEAD(granted);
+	unsigned long flags;
 
-	spin_lock_bh(&pool->lock);
+	spin_lock_irqsave(&pool->lock, flags);
 	WARN_ON_ONCE(user->held);
 	if (WARN_ON_ONCE(!list_empty(&user->waiting))) {
 		list_for_each_entry_safe(req, tmp, &user->waiting, entry)
 			rtrs_srv_pool_unqueue(pool, req);
 		rtrs_srv_pool_serve(pool, &granted);
 	}
-	spin_unlock_bh(&pool->lock);
+	spin_unlock_irqrestore(&pool->lock, flags);
 	rtrs_srv_pool_call(&granted);
 }
 
@@ -381,7 +383,7 @@ void rtrs_srv_pool_user_exit(struct rtrs_srv_pool_user *user)
  * goes on with the request, and must not call into the pool.  Until it
  * is called, the request may be cancelled (rtrs_srv_pool_cancel()).
  *
- * Context: process or softirq context, with interrupts on.  It may call
+ * Context: any context.  It may call
  * the callbacks of other requests granted meanwhile.
  * Return: true when @req is granted at once (its callback is not
  * called); false when it waits.
@@ -392,6 +394,7 @@ bool rtrs_srv_pool_get(struct rtrs_srv_pool_req *req)
 	struct rtrs_srv_pool *pool = user->pool;
 	LIST_HEAD(granted);
 	bool now;
+	unsigned long flags;
 
 	if (WARN_ON_ONCE(!req->size || req->size > RTRS_SRV_POOL_MAX_BUF))
 		req->size = clamp_t(size_t, req->size, 1,
@@ -401,7 +404,7 @@ bool rtrs_srv_pool_get(struct rtrs_srv_pool_req *req)
 	req->page = NULL;
 	req->block = NULL;
 
-	spin_lock_bh(&pool->lock);
+	spin_lock_irqsave(&pool->lock, flags);
 	if (!rtrs_srv_pool_user_active(user))
 		pool->nr_users++;
 	if (list_empty(&user->waiting))
@@ -413,7 +416,7 @@ bool rtrs_srv_pool_get(struct rtrs_srv_pool_req *req)
 	now = !req->waiting;
 	if (now)
 		list_del_init(&req->entry);
-	spin_unlock_bh(&pool->lock);
+	spin_unlock_irqrestore(&pool->lock, flags);
 
 	rtrs_srv_pool_call(&granted);
 	return now;
@@ -426,7 +429,7 @@ bool rtrs_srv_pool_get(struct rtrs_srv_pool_req *req)
  * Grants the requests that wait for the room, as far as their order and
  * the shares allow, and calls their callbacks.
  *
- * Context: process or softirq context, with interrupts on.
+ * Context: any context.
  */
 void rtrs_srv_pool_put(struct rtrs_srv_pool_req *req)
 {
@@ -436,13 +439,14 @@ void rtrs_srv_pool_put(struct rtrs_srv_pool_req *req)
 	unsigned int nr = 1U << req->order;
 	size_t size = PAGE_SIZE << req->order;
 	LIST_HEAD(granted);
+	unsigned long flags;
 
 	if (WARN_ON_ONCE(!block))
 		return;
 	req->block = NULL;
 	req->buf = NULL;
 
-	spin_lock_bh(&pool->lock);
+	spin_lock_irqsave(&pool->lock, flags);
 	bitmap_clear(block->map, req->page - block->pages, nr);
 	block->used -= nr;
 	/* An unused block goes to the back. */
@@ -453,7 +457,7 @@ void rtrs_srv_pool_put(struct rtrs_srv_pool_req *req)
 	if (!rtrs_srv_pool_user_active(user))
 		pool->nr_users--;
 	rtrs_srv_pool_serve(pool, &granted);
-	spin_unlock_bh(&pool->lock);
+	spin_unlock_irqrestore(&pool->lock, flags);
 
 	req->page = NULL;
 	rtrs_srv_pool_call(&granted);
@@ -463,7 +467,7 @@ void rtrs_srv_pool_put(struct rtrs_srv_pool_req *req)
  * rtrs_srv_pool_cancel() - stop a request waiting
  * @req: a request given to rtrs_srv_pool_get()
  *
- * Context: process or softirq context, with interrupts on.  It may call
+ * Context: any context.  It may call
  * the callbacks of other requests that the room it leaves lets through.
  * Return: true when @req was waiting: it never gets a buffer, and its
  * callback is never called.  False when it was not: a request already
@@ -476,15 +480,16 @@ bool rtrs_srv_pool_cancel(struct rtrs_srv_pool_req *req)
 	struct rtrs_srv_pool *pool = req->user->pool;
 	LIST_HEAD(granted);
 	bool waited;
+	unsigned long flags;
 
-	spin_lock_bh(&pool->lock);
+	spin_lock_irqsave(&pool->lock, flags);
 	waited = req->waiting;
 	if (waited) {
 		rtrs_srv_pool_unqueue(pool, req);
 		/* It may have kept smaller requests from the room there is. */
 		rtrs_srv_pool_serve(pool, &granted);
 	}
-	spin_unlock_bh(&pool->lock);
+	spin_unlock_irqrestore(&pool->lock, flags);
 	rtrs_srv_pool_call(&granted);
 	return waited;
 }
@@ -495,18 +500,20 @@ bool rtrs_srv_pool_cancel(struct rtrs_srv_pool_req *req)
  * @st: filled with its limit, its blocks, its buffers, its users and its
  *	waiters, at one moment
  *
- * Context: process or softirq context, with interrupts on.
+ * Context: any context.
  */
 void rtrs_srv_pool_usage(struct rtrs_srv_pool *pool,
 			 struct rtrs_srv_pool_stats *st)
 {
-	spin_lock_bh(&pool->lock);
+	unsigned long flags;
+
+	spin_lock_irqsave(&pool->lock, flags);
 	st->limit = pool->limit;
 	st->allocated = pool->allocated;
 	st->held = pool->held;
 	st->users = pool->nr_users;
 	st->waiters = pool->nr_waiters;
-	spin_unlock_bh(&pool->lock);
+	spin_unlock_irqrestore(&pool->lock, flags);
 }
 
 /**

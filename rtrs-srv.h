@@ -24,17 +24,13 @@
  *     rtrs_srv_chunk_owner.lock	(spin, irq) who owns a chunk
  *   rtrs_srv_path.state_lock	(spin, irq) the path's state; taken under
  *				paths_mutex when a context closes its paths
- *   rtrs_srv_pool.lock		(spin, bh) the data buffer pool; a leaf
+ *   rtrs_srv_op.lock		(spin, irq) a 2.1 request handle retiring
+ *   rtrs_srv_pool.lock		(spin, irq) the data buffer pool; a leaf
  *
  * A response that waited for room leaves rsp_wait_lock before it is
- * posted.  The pool's lock is taken with bottom halves off, never with
- * interrupts off: not in hard interrupt context, and not under any of
- * the (spin, irq) locks above it.  Its callers are completion handlers
- * and work; a request that ends in hard interrupt context gives its
- * buffer back later, from a completion or work.  Nothing is taken under
- * it, and the callbacks of the requests it grants run after it is
- * dropped.  The test kernel runs with lockdep, and a report in any guest
- * fails make check.
+ * posted.  Nothing is taken under the pool's lock, and the callbacks of
+ * the requests it grants run after it is dropped.  The test kernel runs
+ * with lockdep, and a report in any guest fails make check.
  */
 #ifndef RTRS_SRV_H
 #define RTRS_SRV_H
@@ -56,6 +52,55 @@
 struct rtrs_srv_con;
 struct rtrs_srv_pool_block;
 struct rtrs_srv_sess_dev;
+struct rtrs_srv_srq;
+
+/*
+ * Protocol 2.1: the header area of a receive buffer (request header and
+ * user message; inline WRITE data follows in a page of its own), and the
+ * largest IO.
+ */
+#define RTRS_SRV_HDR_SIZE_2_1	512
+#define RTRS_SRV_MAX_IO_2_1	SZ_1M
+
+/**
+ * struct rtrs_srv_rbuf - a receive buffer of a 2.1 shared receive queue
+ * @cqe: completion of the receive
+ * @srq: the queue it belongs to
+ * @hdr: %RTRS_SRV_HDR_SIZE_2_1 bytes: request header and user message
+ * @hdr_dma: DMA address of @hdr
+ * @page: the data of an inline WRITE
+ * @page_dma: DMA address of @page
+ */
+struct rtrs_srv_rbuf {
+	struct ib_cqe		cqe;
+	struct rtrs_srv_srq	*srq;
+	void			*hdr;
+	dma_addr_t		hdr_dma;
+	struct page		*page;
+	dma_addr_t		page_dma;
+};
+
+/**
+ * struct rtrs_srv_srq - the shared receive queue of one device (2.1)
+ * @entry: in the module's list of queues
+ * @dev: the device and PD; the queue holds a reference
+ * @srq: the queue
+ * @users: paths using it; under the module's queue mutex
+ * @nr: its buffers
+ * @hdrs: the header areas of all buffers, one allocation
+ * @hdrs_dma: DMA address of @hdrs
+ * @bufs: @nr buffers
+ */
+struct rtrs_srv_srq {
+	struct list_head	entry;
+	struct rtrs_ib_dev	*dev;
+	struct ib_srq		*srq;
+	unsigned int		users;
+	u32			nr;
+	void			*hdrs;
+	dma_addr_t		hdrs_dma;
+	struct rtrs_srv_rbuf	*bufs;
+};
 
 /**
  * struct rtrs_srv_cpu_stats - per-CPU request counters of a server path
@@ -65,66 +110,6 @@ struct rtrs_srv_sess_dev;
 struct rtrs_srv_cpu_stats {
 	u64	cnt[2];
 	u64	bytes[2];
-};
-
-/**
- * struct rtrs_srv_op - one client request being served
- * @dir: READ when the client reads from the server (the user fills the
- *	data area), WRITE when the client wrote into it.  Set before
- *	&rtrs_srv_ops.rdma_ev is called; constant until the response.
- * @con: connection the request came in on, and the response goes out on
- * @msg_id: chunk of the request; the response carries it back
- * @off: offset of the request's header in the chunk
- * @status: the user's status, kept while the response waits for send
- *	queue room
- * @busy: bit 0 is set from the arrival of the request until it ends: its
- *	response posted (cleared after the post, see rtrs_srv_post_rsp_wrs())
- *	or the request dropped; a second request for the chunk on the same
- *	path meanwhile is a protocol violation.  See rtrs_srv_op_end().
- * @need_inval: the client asked for SEND WITH INVALIDATE of @desc.key
- * @sg_cnt: descriptors of a READ, 0 or 1
- * @desc: copy of the READ descriptor, validated
- * @wait_entry: in &rtrs_srv_con.rsp_wait_list while the response waits
- * @chunk_entry: in &rtrs_srv_chunk_owner.waiting while the request waits
- *	for a request of another path to give up the chunk
- * @run_work: runs the request once it has been handed the chunk
- *
- * The handle &rtrs_srv_ops.rdma_ev gives the user and the user gives back
- * to rtrs_srv_resp_rdma().  One per chunk and path.
- */
-struct rtrs_srv_op {
-	int			dir;
-	struct rtrs_srv_con	*con;
-	u32			msg_id;
-	u32			off;
-	int			status;
-	unsigned long		busy;
-	bool			need_inval;
-	u16			sg_cnt;
-	struct rtrs_sg_desc	desc;
-	struct list_head	wait_entry;
-	struct list_head	chunk_entry;
-	struct work_struct	run_work;
-};
-
-/**
- * struct rtrs_srv_chunk_owner - which request works on a session chunk
- * @lock: protects @owner and @waiting; taken with interrupts off, since
- *	requests end in any context
- * @owner: the request, of any path, that owns the chunk from its arrival
- *	until it ends; NULL while the chunk is free
- * @waiting: requests of other paths for the chunk, by
- *	&rtrs_srv_op.chunk_entry, in the order they came; the first is
- *	handed the chunk when @owner ends
- *
- * A session's chunks are shared by all its paths: this keeps a request
- * that a client sent again on another path from running on a chunk while
- * the first one still works on it (rtrs-srv-chunk.c).
- */
-struct rtrs_srv_chunk_owner {
-	spinlock_t		lock;		/* owner, waiting */
-	struct rtrs_srv_op	*owner;
-	struct list_head	waiting;
 };
 
 /*
@@ -232,6 +217,96 @@ struct rtrs_srv_pool_stats {
 };
 
 /**
+ * struct rtrs_srv_op - one client request being served
+ * @dir: READ when the client reads from the server (the user fills the
+ *	data area), WRITE when the client wrote into it.  Set before
+ *	&rtrs_srv_ops.rdma_ev is called; constant until the response.
+ * @con: connection the request came in on, and the response goes out on
+ * @msg_id: chunk of the request; the response carries it back
+ * @off: offset of the request's header in the chunk; in 2.1, the length
+ *	of the user message that follows the header
+ * @status: the user's status, kept while the response waits for send
+ *	queue room
+ * @busy: bit 0 is set from the arrival of the request until it ends: its
+ *	response posted (cleared after the post, see rtrs_srv_post_rsp_wrs())
+ *	or the request dropped; a second request for the chunk on the same
+ *	path meanwhile is a protocol violation.  See rtrs_srv_op_end().
+ * @need_inval: the client asked for SEND WITH INVALIDATE of @desc.key
+ * @sg_cnt: descriptors of a READ, 0 or 1
+ * @desc: copy of the READ descriptor, validated
+ * @wait_entry: in &rtrs_srv_con.rsp_wait_list while the response waits
+ * @chunk_entry: in &rtrs_srv_chunk_owner.waiting while the request waits
+ *	for a request of another path to give up the chunk
+ * @run_work: runs the request once it has been handed the chunk; in
+ *	2.1, once it has been granted its data buffer
+ * @type: (2.1) the request's message type, 0 for a 2.0 request
+ * @data_len: (2.1) length of the request's data
+ * @rbuf: (2.1) the receive buffer the request came in, held until its
+ *	response is posted
+ * @pool_req: (2.1) the data buffer of a READ or of a pulled WRITE, from
+ *	the server's pool: waited for, then held
+ * @data_dma: (2.1) DMA address of that buffer on the path's device
+ * @data_cqe: (2.1) completion of the RDMA READ of a WRITE's data, and of
+ *	the RDMA WRITE of a READ's data
+ * @lock: (2.1) protects @retiring and the @parked request
+ * @retiring: (2.1) the response of a READ is posted and its data still
+ *	goes out of the buffer: the handle is not free yet
+ * @parked: (2.1) receive buffer of a request for this id that came while
+ *	the handle was retiring; it runs when the data has gone
+ * @parked_con: (2.1) connection of @parked
+ * @parked_len: (2.1) bytes received in @parked
+ *
+ * The handle &rtrs_srv_ops.rdma_ev gives the user and the user gives back
+ * to rtrs_srv_resp_rdma().  One per chunk and path; in 2.1, one per
+ * message id and path.
+ */
+struct rtrs_srv_op {
+	int			dir;
+	struct rtrs_srv_con	*con;
+	u32			msg_id;
+	u32			off;
+	int			status;
+	unsigned long		busy;
+	bool			need_inval;
+	u16			sg_cnt;
+	struct rtrs_sg_desc	desc;
+	struct list_head	wait_entry;
+	struct list_head	chunk_entry;
+	struct work_struct	run_work;
+	u16			type;
+	u32			data_len;
+	struct rtrs_srv_rbuf	*rbuf;
+	struct rtrs_srv_pool_req pool_req;
+	dma_addr_t		data_dma;
+	struct ib_cqe		data_cqe;
+	spinlock_t		lock;		/* retiring, parked */
+	bool			retiring;
+	struct rtrs_srv_rbuf	*parked;
+	struct rtrs_srv_con	*parked_con;
+	u32			parked_len;
+};
+
+/**
+ * struct rtrs_srv_chunk_owner - which request works on a session chunk
+ * @lock: protects @owner and @waiting; taken with interrupts off, since
+ *	requests end in any context
+ * @owner: the request, of any path, that owns the chunk from its arrival
+ *	until it ends; NULL while the chunk is free
+ * @waiting: requests of other paths for the chunk, by
+ *	&rtrs_srv_op.chunk_entry, in the order they came; the first is
+ *	handed the chunk when @owner ends
+ *
+ * A session's chunks are shared by all its paths: this keeps a request
+ * that a client sent again on another path from running on a chunk while
+ * the first one still works on it (rtrs-srv-chunk.c).
+ */
+struct rtrs_srv_chunk_owner {
+	spinlock_t		lock;		/* owner, waiting */
+	struct rtrs_srv_op	*owner;
+	struct list_head	waiting;
+};
+
+/**
  * enum rtrs_srv_state - life of a server path
  * @RTRS_SRV_CONNECTING: connections are being accepted; INFO_REQ not yet
  * @RTRS_SRV_CONNECTED: INFO_RSP sent, IO flows
@@ -322,6 +397,7 @@ struct rtrs_srv_ctx {
  * @chunks: the chunks, allocated once for the session's lifetime
  * @owners: for each chunk, the request that owns it and those that wait
  *	for it; allocated with @chunks
+ * @pool_user: (2.1) the session's share of the server's data buffers
  * @sysfs_mutex: serialises adding and removing the sysfs directories of
  *	the session and its paths; protects @sysfs
  * @sysfs: the session's sysfs directory, from its first path up
@@ -343,10 +419,17 @@ struct rtrs_srv_sess {
 	u32			max_io_size;
 	struct page		**chunks;
 	struct rtrs_srv_chunk_owner *owners;
+	struct rtrs_srv_pool_user pool_user;
 	/* adding and removing sysfs directories; protects @sysfs */
 	struct mutex		sysfs_mutex;
 	struct rtrs_srv_sess_dev *sysfs;
 };
+
+/* Does the session speak protocol 2.1 (or a later minor)? */
+static inline bool rtrs_srv_sess_2_1(const struct rtrs_srv_sess *sess)
+{
+	return (sess->version & 0xff) >= RTRS_PROTO_MINOR_2_1;
+}
 
 /**
  * struct rtrs_srv_con - one connection of a server path
@@ -448,6 +531,10 @@ struct rtrs_srv_chunk {
  * @rkey_msgs: @sess->queue_depth RKEY_RSP messages, one per chunk, sent
  *	with the responses when chunks are re-keyed (always-invalidate only)
  * @rkey_dma: DMA address of @rkey_msgs
+ * @srq: the shared receive queue of the path's IO connections (2.1 only)
+ * @rsp_msgs: @sess->queue_depth response messages, one per request handle
+ *	(2.1 only)
+ * @rsp_dma: DMA address of @rsp_msgs
  * @info_req: receive buffer of the INFO_REQ, posted on connection 0
  * @info_rsp: the INFO_RSP
  * @ops_ref: one reference per request handed to the user
@@ -477,6 +564,9 @@ struct rtrs_srv_path {
 	struct rtrs_srv_op	*ops;
 	struct rtrs_msg_rkey_rsp *rkey_msgs;
 	dma_addr_t		rkey_dma;
+	struct rtrs_srv_srq	*srq;
+	struct rtrs_msg_io_rsp	*rsp_msgs;
+	dma_addr_t		rsp_dma;
 	struct rtrs_srv_buf	info_req;
 	struct rtrs_srv_buf	info_rsp;
 	struct percpu_ref	ops_ref;
@@ -616,6 +706,11 @@ int rtrs_srv_post_info_recv(struct rtrs_srv_path *path,
 			    struct rtrs_srv_con *con);
 void rtrs_srv_path_down(struct rtrs_srv_path *path);
 
+/* rtrs-srv-recv.c: requests of protocol 2.1, from receive to the user. */
+void rtrs_srv_rbuf_done(struct ib_cq *cq, struct ib_wc *wc);
+void rtrs_srv_init_ops_2_1(struct rtrs_srv_path *path);
+void rtrs_srv_end_waiting_2_1(struct rtrs_srv_path *path);
+
 /* rtrs-srv-io.c: requests and their responses. */
 int rtrs_srv_alloc_ops(struct rtrs_srv_path *path);
 void rtrs_srv_free_ops(struct rtrs_srv_path *path);
@@ -625,6 +720,11 @@ void rtrs_srv_drop_waiting(struct rtrs_srv_con *con);
 void rtrs_srv_end_handed(struct rtrs_srv_path *path);
 void rtrs_srv_end_orphans(struct rtrs_srv_path *path);
 void rtrs_srv_stop_responses(struct rtrs_srv_con *con);
+void rtrs_srv_op_end(struct rtrs_srv_path *path, struct rtrs_srv_op *op);
+void rtrs_srv_op_release_2_1(struct rtrs_srv_path *path,
+			     struct rtrs_srv_op *op);
+void rtrs_srv_op_end_2_1(struct rtrs_srv_path *path, struct rtrs_srv_op *op);
+void rtrs_srv_send_hb_ack(struct rtrs_srv_path *path);
 bool rtrs_srv_wc_ok(struct rtrs_srv_path *path, struct ib_wc *wc,
 		    const char *what);
 void rtrs_srv_wd_work(struct work_struct *work);
@@ -675,6 +775,13 @@ int rtrs_srv_check_io_hdr(const void *chunk, u32 chunk_size, u32 off,
 int rtrs_srv_check_io_req_2_1(const void *buf, size_t len,
 			      const struct rtrs_srv_limits_2_1 *lim,
 			      struct rtrs_srv_io_2_1 *io);
+
+/* rtrs-srv-srq.c: the shared receive queues of 2.1, one per device. */
+int rtrs_srv_srq_post(struct rtrs_srv_rbuf *rb);
+struct rtrs_srv_srq *
+rtrs_srv_srq_get(struct rtrs_ib_dev *dev,
+		 void (*done)(struct ib_cq *cq, struct ib_wc *wc));
+void rtrs_srv_srq_put(struct rtrs_srv_srq *srq);
 
 /* rtrs-srv-pool.c: the data buffers, shared fairly by the sessions. */
 extern struct rtrs_srv_pool rtrs_srv_buf_pool;
