@@ -60,6 +60,29 @@ MODULE_PARM_DESC(pool_size_mb,
 /* The pool of the module. */
 struct rtrs_srv_pool rtrs_srv_buf_pool;
 
+/*
+ * What the pool holds, read-only next to pool_size_mb in
+ * /sys/module/rtrs_server/parameters/: "pool_usage" shows the bytes of the
+ * blocks taken, the bytes in buffers, the sessions that hold or wait for
+ * a buffer and the requests waiting, in one line, read at one moment.
+ */
+static int rtrs_srv_pool_usage_get(char *buf, const struct kernel_param *kp)
+{
+	struct rtrs_srv_pool_stats st;
+
+	rtrs_srv_pool_usage(&rtrs_srv_buf_pool, &st);
+	return sysfs_emit(buf, "allocated %zu held %zu users %u waiters %u\n",
+			  st.allocated, st.held, st.users, st.waiters);
+}
+
+static const struct kernel_param_ops rtrs_srv_pool_usage_ops = {
+	.get	= rtrs_srv_pool_usage_get,
+};
+
+module_param_cb(pool_usage, &rtrs_srv_pool_usage_ops, NULL, 0444);
+MODULE_PARM_DESC(pool_usage,
+		 "Read-only: bytes of the data buffer pool allocated and held, sessions using it, requests waiting");
+
 /* The work tries to allocate a block again this long after a failure. */
 #define RTRS_SRV_POOL_RETRY_MS	100
 
