@@ -178,10 +178,10 @@ check "client sysfs is what sysfs-class-rtrs-client says" \
 check "server sysfs is what sysfs-class-rtrs-server says" \
 	abi_match "$ABI/sysfs-class-rtrs-server" "$SS" "<client@server>"
 check "path shows its device" same_content "$CS/paths/$P1/hca_name" rxe0
-# Both sides agree on the lower of their highest minors, which between
-# two peers of this build is its own (RTRS_PROTO_MINOR_MAX).
-check "client path speaks 2.0" same_content "$CS/paths/$P1/proto_version" 2.0
-check "server path speaks 2.0" same_content "$SS/paths/$P1/proto_version" 2.0
+# Both sides agree on the lower of their highest minors: between two
+# peers of this build with their defaults, 2.1.
+check "client path speaks 2.1" same_content "$CS/paths/$P1/proto_version" 2.1
+check "server path speaks 2.1" same_content "$SS/paths/$P1/proto_version" 2.1
 check "path shows its addresses" same_content "$CS/paths/$P2/dst_addr" \
 	ip:198.51.100.2
 check "server path shows the client" same_content "$SS/paths/$P2/src_addr" \

@@ -12,6 +12,11 @@ listening_on() {
 	rdma res show cm_id | grep -q "LISTEN.*:$1\b"
 }
 
+# keep_ktap SUITE TAG: keep the results of SUITE's last run as SUITE-TAG.
+keep_ktap() {
+	mv "$RESULTS/kunit/$1.ktap" "$RESULTS/kunit/$1-$2.ktap"
+}
+
 b=$(rtrs_build_dir)
 check "veth pair with rxe on both ends" topology_pair
 # The suite measures the transport, not first contact: make sure the pair
@@ -22,7 +27,16 @@ for m in rtrs-core rtrs-server rtrs-client tests/user/rtrs-test-srv; do
 	check "load $(basename $m)" insmod "$b/$m.ko"
 done
 
+# The suite twice: sessions of protocol 2.1, the default between our
+# client and server, then of 2.0, which the server agrees to when told so.
 kunit_run "$RTRS_TOP/tests/kunit/rtrs-session-test.c"
+keep_ktap rtrs-session 2.1
+check "server agrees to 2.0 only" \
+	sh -c "echo 0 > /sys/module/rtrs_server/parameters/max_proto_minor"
+kunit_run "$RTRS_TOP/tests/kunit/rtrs-session-test.c"
+keep_ktap rtrs-session 2.0
+check "server agrees to 2.1 again" \
+	sh -c "echo 1 > /sys/module/rtrs_server/parameters/max_proto_minor"
 
 # A module under a user cannot go: the test server holds an open server
 # context, and the transport modules hold the core.
