@@ -121,6 +121,20 @@ small_io() {
 	fi
 }
 
+# mib_io TAG DEV SDEV: a 2.1 session carries 1 MiB in one request, and
+# rnbd's device takes it whole: sequential 1 MiB writes, then reads with
+# crc32c.
+mib_io() {
+	check "$1: rnbd takes 1 MiB requests" \
+		test "$(cat "/sys/block/$2/queue/max_hw_sectors_kb")" -ge 1024
+	check "$1: fio 1m sequential write" fio_run "$1-1m-write" \
+		--filename="/dev/$2" --rw=write --bs=1m --size=32m --iodepth=4 \
+		--verify=crc32c --do_verify=0
+	check "$1: fio 1m sequential read, crc32c verify" fio_run "$1-1m-read" \
+		--filename="/dev/$2" --rw=write --bs=1m --size=32m --iodepth=4 \
+		--verify=crc32c --verify_only=1
+}
+
 # large_io TAG DEV SDEV: fio verify at 128 KiB.
 large_io() {
 	check "$1: fio 128k random write" verify_write "$1-128k" "$2" 128k 4m
@@ -301,6 +315,7 @@ with_device null1 nullb0 large_mixed_io "$PATH1"
 with_device brd1 ram0 large_mixed_io "$PATH1"
 with_device null2 nullb0 large_mixed_io "$PATH1" "$PATH2"
 with_device brd2 ram0 large_mixed_io "$PATH1" "$PATH2"
+with_device mib2 nullb0 mib_io "$PATH1" "$PATH2"
 
 check "nothing left mapped" not ls /sys/block/rnbd0
 check "unload rnbd and rtrs" rnbd_unload
