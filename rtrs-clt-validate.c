@@ -5,10 +5,11 @@
  * Everything a server puts on the wire passes one of these functions
  * before the client uses it: the connection response's private data, the
  * INFO_RSP with the server's chunks, the immediate data of an IO response
- * and the RKEY_RSP of always-invalidate.  They are pure: they read the
- * bytes and the limits they are given, write only their output arguments,
- * take no lock and log nothing.  The caller logs one rate-limited line and
- * fails the connection or the path.
+ * and the RKEY_RSP of always-invalidate, and on a 2.1 path the INFO_RSP
+ * and the IO response.  They are pure: they read the bytes and the limits
+ * they are given, write only their output arguments, take no lock and log
+ * nothing.  The caller logs one rate-limited line and fails the connection
+ * or the path.
  *
  * Errors, so that a test can tell which rule a message broke:
  *  -EMSGSIZE	a message is shorter than its layout
@@ -16,12 +17,14 @@
  *		two fields that disagree
  *  -EPROTONOSUPPORT	another major protocol version
  *  -EREMOTEIO	a connection accepted with an errno set
- *  -ERANGE	a size, index or length outside the limits
+ *  -ERANGE	a size, index or length outside the limits, or an errno
+ *		outside [-MAX_ERRNO, 0]
  *
  * The KUnit suite tests/kunit/rtrs-clt-validate-test.c includes this file,
  * so none of it is exported.
  */
 #include <linux/bits.h>
+#include <linux/err.h>
 #include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/overflow.h>
@@ -155,6 +158,30 @@ int rtrs_clt_check_info_rsp(const void *buf, size_t len, u32 queue_depth,
 }
 
 /**
+ * rtrs_clt_check_info_rsp_2_1() - check the INFO_RSP of a 2.1 path
+ * @buf: the received message
+ * @len: bytes received
+ *
+ * A 2.1 server registers no memory for the client: its INFO_RSP carries
+ * no descriptor.
+ *
+ * Return: 0; -EMSGSIZE for a short message, -EPROTO for another type or a
+ * descriptor count other than 0.
+ */
+int rtrs_clt_check_info_rsp_2_1(const void *buf, size_t len)
+{
+	const struct rtrs_msg_info_rsp *msg = buf;
+
+	if (len < sizeof(*msg))
+		return -EMSGSIZE;
+	if (le16_to_cpu(msg->type) != RTRS_MSG_INFO_RSP)
+		return -EPROTO;
+	if (msg->sg_cnt)
+		return -EPROTO;
+	return 0;
+}
+
+/**
  * rtrs_clt_check_io_rsp() - check and decode the immediate of an IO
  *	response
  * @imm: the immediate data, in host order
@@ -209,5 +236,39 @@ int rtrs_clt_check_rkey_rsp(const void *buf, size_t len, u32 imm,
 	if (le16_to_cpu(msg->buf_id) != *msg_id)
 		return -EPROTO;
 	*rkey = le32_to_cpu(msg->rkey);
+	return 0;
+}
+
+/**
+ * rtrs_clt_check_io_rsp_2_1() - check and decode the response of a 2.1 path
+ * @buf: the received message
+ * @len: bytes received
+ * @queue_depth: requests of the path
+ * @msg_id: where the id of the request responded to goes
+ * @errno: where the server's response goes: 0 or a negative errno
+ *
+ * The errno is two's complement in 16 bits, and must be 0 or a negative
+ * errno, down to -%MAX_ERRNO.  Once the type is checked, @msg_id and
+ * @errno are set even when out of range, for the log line.
+ *
+ * Return: 0; -EMSGSIZE for a short message, -EPROTO for another type than
+ * %RTRS_MSG_IO_RSP, -ERANGE for a message id not below @queue_depth or an
+ * errno above 0 or below -%MAX_ERRNO.
+ */
+int rtrs_clt_check_io_rsp_2_1(const void *buf, size_t len, u32 queue_depth,
+			      u32 *msg_id, int *errno)
+{
+	const struct rtrs_msg_io_rsp *msg = buf;
+
+	if (len < sizeof(*msg))
+		return -EMSGSIZE;
+	if (le16_to_cpu(msg->type) != RTRS_MSG_IO_RSP)
+		return -EPROTO;
+	*msg_id = le32_to_cpu(msg->msg_id);
+	*errno = (s16)le16_to_cpu(msg->errno);
+	if (*msg_id >= queue_depth)
+		return -ERANGE;
+	if (*errno > 0 || *errno < -MAX_ERRNO)
+		return -ERANGE;
 	return 0;
 }

@@ -627,5 +627,8 @@ int rtrs_clt_check_io_rsp(u32 imm, u32 queue_depth, u32 *msg_id, int *errno);
 int rtrs_clt_check_rkey_rsp(const void *buf, size_t len, u32 imm,
 			    u32 queue_depth, u32 *msg_id, int *errno,
 			    u32 *rkey);
+int rtrs_clt_check_info_rsp_2_1(const void *buf, size_t len);
+int rtrs_clt_check_io_rsp_2_1(const void *buf, size_t len, u32 queue_depth,
+			      u32 *msg_id, int *errno);
 
 #endif /* RTRS_CLT_H */

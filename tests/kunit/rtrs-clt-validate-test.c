@@ -3,9 +3,10 @@
  * KUnit suite: the client rejects every malformed field a server sends.
  *
  * For each message the client receives (connection response, INFO_RSP,
- * the immediate of an IO response, RKEY_RSP) a valid instance passes, and
- * each case breaks one field, or sets one edge value, and expects the
- * precise errno of rtrs-clt-validate.c's rules.
+ * the immediate of an IO response, RKEY_RSP, and on a 2.1 path the
+ * INFO_RSP and the IO response) a valid instance passes, and each case
+ * breaks one field, or sets one edge value, and expects the precise errno
+ * of rtrs-clt-validate.c's rules.
  *
  * Like the server's suite, the module compiles the checks' source in: it
  * tests the very code the client runs, and needs no client loaded.
@@ -381,6 +382,150 @@ static void rkey_rsp(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, rkey, 0xdeadbe01);
 }
 
+/* INFO_RSP of a 2.1 path: no descriptor. */
+
+#define INFO21 struct rtrs_msg_info_rsp
+#define INFO21_LEN sizeof(INFO21)
+
+struct info21_case {
+	const char *name;
+	size_t len;
+	struct patch p[2];
+	int want;
+};
+
+static const struct info21_case info21_cases[] = {
+	{ "valid", INFO21_LEN, {}, 0 },
+	{ "longer receive", INFO21_LEN + 16, {}, 0 },
+	{ "one byte short", INFO21_LEN - 1, {}, -EMSGSIZE },
+	{ "empty", 0, {}, -EMSGSIZE },
+	{ "type INFO_REQ", INFO21_LEN, { P16(INFO21, type, RTRS_MSG_INFO_REQ) },
+	  -EPROTO },
+	{ "type IO_RSP", INFO21_LEN, { P16(INFO21, type, RTRS_MSG_IO_RSP) },
+	  -EPROTO },
+	{ "type 0xffff", INFO21_LEN, { P16(INFO21, type, 0xffff) }, -EPROTO },
+	{ "one descriptor", INFO21_LEN, { P16(INFO21, sg_cnt, 1) }, -EPROTO },
+	{ "descriptor count 0x100", INFO21_LEN, { P16(INFO21, sg_cnt, 0x100) },
+	  -EPROTO },
+	{ "descriptor count 0xffff", INFO21_LEN,
+	  { P16(INFO21, sg_cnt, 0xffff) }, -EPROTO },
+	{ "reserved bytes are ignored", INFO21_LEN,
+	  { P8(INFO21, reserved[0], 0xff), P8(INFO21, reserved[3], 0xff) }, 0 },
+};
+
+static void info21_case_desc(const struct info21_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(info21, info21_cases, info21_case_desc);
+
+static void info_rsp_2_1(struct kunit *test)
+{
+	const struct info21_case *c = test->param_value;
+	union {
+		struct rtrs_msg_info_rsp rsp;
+		u8 bytes[INFO21_LEN + 16];
+	} m = {};
+	size_t i;
+
+	m.rsp.type = cpu_to_le16(RTRS_MSG_INFO_RSP);
+	for (i = 0; i < ARRAY_SIZE(c->p); i++)
+		apply(&m, &c->p[i]);
+
+	KUNIT_EXPECT_EQ(test, rtrs_clt_check_info_rsp_2_1(&m, c->len), c->want);
+}
+
+/* IO response of a 2.1 path. */
+
+#define IORSP struct rtrs_msg_io_rsp
+#define IORSP_LEN sizeof(IORSP)
+
+struct io_rsp21_case {
+	const char *name;
+	size_t len;
+	struct patch p[2];
+	int want;
+	u32 msg_id;	/* decoded, when @want is 0 or -ERANGE */
+	int errno;	/* decoded, when @want is 0 or -ERANGE */
+};
+
+static const struct io_rsp21_case io_rsp21_cases[] = {
+	{ "valid", IORSP_LEN, {}, 0, 5, 0 },
+	{ "longer receive", IORSP_LEN + 8, {}, 0, 5, 0 },
+	{ "one byte short", IORSP_LEN - 1, {}, -EMSGSIZE },
+	{ "empty", 0, {}, -EMSGSIZE },
+	{ "type INFO_RSP", IORSP_LEN, { P16(IORSP, type, RTRS_MSG_INFO_RSP) },
+	  -EPROTO },
+	{ "type RKEY_RSP", IORSP_LEN, { P16(IORSP, type, RTRS_MSG_RKEY_RSP) },
+	  -EPROTO },
+	{ "type READ_REQ", IORSP_LEN, { P16(IORSP, type, RTRS_MSG_READ_REQ) },
+	  -EPROTO },
+	{ "type WRITE_INLINE", IORSP_LEN,
+	  { P16(IORSP, type, RTRS_MSG_WRITE_INLINE) }, -EPROTO },
+	{ "type 9", IORSP_LEN, { P16(IORSP, type, 9) }, -EPROTO },
+	{ "type 0xffff", IORSP_LEN, { P16(IORSP, type, 0xffff) }, -EPROTO },
+	{ "first request", IORSP_LEN, { P32(IORSP, msg_id, 0) }, 0, 0, 0 },
+	{ "last request", IORSP_LEN, { P32(IORSP, msg_id, QD - 1) }, 0, QD - 1,
+	  0 },
+	{ "request at the queue depth", IORSP_LEN, { P32(IORSP, msg_id, QD) },
+	  -ERANGE, QD, 0 },
+	{ "message id 0x10000", IORSP_LEN, { P32(IORSP, msg_id, 0x10000) },
+	  -ERANGE, 0x10000, 0 },
+	{ "message id 0xffffffff", IORSP_LEN,
+	  { P32(IORSP, msg_id, U32_MAX) }, -ERANGE, U32_MAX, 0 },
+	{ "errno -EIO", IORSP_LEN, { P16(IORSP, errno, (u16)-EIO) }, 0, 5,
+	  -EIO },
+	{ "errno -1", IORSP_LEN, { P16(IORSP, errno, 0xffff) }, 0, 5, -1 },
+	{ "errno -MAX_ERRNO", IORSP_LEN,
+	  { P16(IORSP, errno, (u16)-MAX_ERRNO) }, 0, 5, -MAX_ERRNO },
+	{ "errno -MAX_ERRNO - 1", IORSP_LEN,
+	  { P16(IORSP, errno, (u16)(-MAX_ERRNO - 1)) }, -ERANGE, 5,
+	  -MAX_ERRNO - 1 },
+	{ "errno -32768", IORSP_LEN, { P16(IORSP, errno, 0x8000) }, -ERANGE, 5,
+	  -32768 },
+	{ "errno 1", IORSP_LEN, { P16(IORSP, errno, 1) }, -ERANGE, 5, 1 },
+	{ "errno EIO, positive", IORSP_LEN, { P16(IORSP, errno, EIO) },
+	  -ERANGE, 5, EIO },
+	{ "errno 32767", IORSP_LEN, { P16(IORSP, errno, 0x7fff) }, -ERANGE, 5,
+	  32767 },
+	{ "errno -EIO, request at the queue depth", IORSP_LEN,
+	  { P16(IORSP, errno, (u16)-EIO), P32(IORSP, msg_id, QD) }, -ERANGE,
+	  QD, -EIO },
+};
+
+static void io_rsp21_case_desc(const struct io_rsp21_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(io_rsp21, io_rsp21_cases, io_rsp21_case_desc);
+
+static void io_rsp_2_1(struct kunit *test)
+{
+	const struct io_rsp21_case *c = test->param_value;
+	union {
+		struct rtrs_msg_io_rsp rsp;
+		u8 bytes[IORSP_LEN + 8];
+	} m = {};
+	u32 msg_id = 0xdead;
+	int errno = 0xdead;
+	size_t i;
+
+	m.rsp.type = cpu_to_le16(RTRS_MSG_IO_RSP);
+	m.rsp.msg_id = cpu_to_le32(5);
+	for (i = 0; i < ARRAY_SIZE(c->p); i++)
+		apply(&m, &c->p[i]);
+
+	KUNIT_ASSERT_EQ(test, rtrs_clt_check_io_rsp_2_1(&m, c->len, QD,
+							&msg_id, &errno),
+			c->want);
+	if (c->want && c->want != -ERANGE)
+		return;
+	KUNIT_EXPECT_EQ(test, msg_id, c->msg_id);
+	KUNIT_EXPECT_EQ(test, errno, c->errno);
+}
+
 static struct kunit_case rtrs_clt_validate_cases[] = {
 	KUNIT_CASE_PARAM(conn_rsp, rsp_gen_params),
 	KUNIT_CASE(conn_rsp_null),
@@ -388,6 +533,8 @@ static struct kunit_case rtrs_clt_validate_cases[] = {
 	KUNIT_CASE(io_rsp_types),
 	KUNIT_CASE_PARAM(io_rsp, io_rsp_gen_params),
 	KUNIT_CASE_PARAM(rkey_rsp, rkey_gen_params),
+	KUNIT_CASE_PARAM(info_rsp_2_1, info21_gen_params),
+	KUNIT_CASE_PARAM(io_rsp_2_1, io_rsp21_gen_params),
 	{}
 };
 
