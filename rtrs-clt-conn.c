@@ -33,6 +33,11 @@ struct rtrs_ib_dev_pool rtrs_clt_dev_pool;
  * (every one signaled).  The INFO_REQ goes before any of them.
  */
 #define RTRS_CLT_WR_EXTRA	4
+/*
+ * RDMA READs of the server a connection serves at once: protocol 2.1's
+ * server pulls a large WRITE's data from the client's memory region.
+ */
+#define RTRS_CLT_RESPONDER_RESOURCES	16
 
 /* Requests the queues of connection @cid must hold. */
 static u32 rtrs_clt_con_depth(struct rtrs_clt_path *path, unsigned int cid)
@@ -224,6 +229,10 @@ static int rtrs_clt_con_route_resolved(struct rtrs_clt_con *con)
 	int err;
 
 	rtrs_clt_con_fill_req(con, &msg);
+	/* A 2.0 server never reads from the client: no harm done there. */
+	param.responder_resources =
+		clamp_t(int, con->c.cm_id->device->attrs.max_qp_rd_atom, 0,
+			RTRS_CLT_RESPONDER_RESOURCES);
 
 	mutex_lock(&con->cm_mutex);
 	if (con->dead || !con->c.qp)
