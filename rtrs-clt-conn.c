@@ -11,6 +11,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
 
@@ -18,6 +19,27 @@
 
 /* Devices and PDs of every client path. */
 struct rtrs_ib_dev_pool rtrs_clt_dev_pool;
+
+/*
+ * The highest protocol minor a path asks for: 1 for 2.1, 0 to speak 2.0
+ * with every server.  Read when a path (re)connects.
+ */
+static int rtrs_clt_set_max_minor(const char *val,
+				  const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, RTRS_PROTO_MINOR_MAX);
+}
+
+static const struct kernel_param_ops rtrs_clt_max_minor_ops = {
+	.set	= rtrs_clt_set_max_minor,
+	.get	= param_get_uint,
+};
+
+static unsigned int rtrs_clt_max_minor = RTRS_PROTO_MINOR_MAX;
+module_param_cb(max_proto_minor, &rtrs_clt_max_minor_ops,
+		&rtrs_clt_max_minor, 0644);
+MODULE_PARM_DESC(max_proto_minor,
+		 "Highest protocol minor asked for: 1 for 2.1, 0 for 2.0 only; for paths that connect after a change (default 0)");
 
 /*
  * Send queue entries a READ takes: REG_MR (after a LOCAL_INV where local
@@ -203,7 +225,7 @@ static void rtrs_clt_con_fill_req(struct rtrs_clt_con *con,
 	memset(msg, 0, sizeof(*msg));
 	msg->magic = cpu_to_le16(RTRS_MAGIC);
 	msg->version = cpu_to_le16(RTRS_PROTO_VER_MAJOR << 8 |
-				   RTRS_PROTO_MINOR_MAX);
+				   path->max_minor);
 	msg->cid = cpu_to_le16(con->c.cid);
 	msg->cid_num = cpu_to_le16(path->s.con_num);
 	msg->recon_cnt = cpu_to_le16(path->s.recon_cnt);
@@ -266,7 +288,7 @@ static int rtrs_clt_con_check_rsp(struct rtrs_clt_con *con,
 	 * Connections after the first must offer the first one's depth and
 	 * speak its version.
 	 */
-	err = rtrs_clt_check_conn_rsp(msg, len,
+	err = rtrs_clt_check_conn_rsp(msg, len, path->max_minor,
 				      con->c.cid ? path->lim.queue_depth : 0, &lim);
 	if (!err && con->c.cid && lim.version != path->lim.version)
 		err = -EPROTO;
@@ -441,6 +463,9 @@ int rtrs_clt_con_connect(struct rtrs_clt_path *path, unsigned int cid)
 
 	lockdep_assert_held(&path->init_mutex);
 
+	/* Every connection of this attempt asks for what the first asked. */
+	if (!cid)
+		path->max_minor = READ_ONCE(rtrs_clt_max_minor);
 	con = rtrs_clt_con_alloc(path, cid);
 	if (!con)
 		return -ENOMEM;

@@ -36,13 +36,14 @@
  *	response and take the server's limits
  * @data: the private data; may be NULL when @len is 0
  * @len: its length
+ * @max_minor: the protocol minor the connection asked for
  * @queue_depth: the queue depth the path's first connection learned, or 0
  *	for the first connection
  * @lim: where the limits go
  *
  * The magic and the protocol's major version must be ours, the minor at
- * most the one the client asks for (%RTRS_PROTO_MINOR_MAX; a mainline
- * server answers 2.0 whatever it is asked), the errno 0.  The queue depth
+ * most @max_minor (a mainline server answers 2.0 whatever it is asked),
+ * the errno 0.  The queue depth
  * must not be 0, and must equal @queue_depth when that is set.  The header
  * room must hold a READ header with one descriptor and be at most
  * %RTRS_CLT_MAX_HDR_SIZE, the IO size must not be 0, and a chunk (IO size
@@ -53,8 +54,8 @@
  * Return: 0 with @lim filled; -EMSGSIZE, -EPROTO, -EPROTONOSUPPORT,
  * -EREMOTEIO or -ERANGE.
  */
-int rtrs_clt_check_conn_rsp(const void *data, size_t len, u32 queue_depth,
-			    struct rtrs_clt_limits *lim)
+int rtrs_clt_check_conn_rsp(const void *data, size_t len, u8 max_minor,
+			    u32 queue_depth, struct rtrs_clt_limits *lim)
 {
 	const struct rtrs_msg_conn_rsp *msg = data;
 	u32 qd, io, hdr;
@@ -68,7 +69,7 @@ int rtrs_clt_check_conn_rsp(const void *data, size_t len, u32 queue_depth,
 	version = le16_to_cpu(msg->version);
 	if (version >> 8 != RTRS_PROTO_VER_MAJOR)
 		return -EPROTONOSUPPORT;
-	if ((version & 0xff) > RTRS_PROTO_MINOR_MAX)
+	if ((version & 0xff) > max_minor)
 		return -EPROTO;
 	if (msg->errno)
 		return -EREMOTEIO;

@@ -354,6 +354,8 @@ struct rtrs_clt_limits {
  * @info_err: result of the path info exchange
  * @info_why: what went wrong with it, for the failed open's line, or NULL
  * @err_logged: an error of this connect attempt logged its reason
+ * @max_minor: the protocol minor every connection of this connect attempt
+ *	asks for: the max_proto_minor module parameter when it began
  * @info_tx_iu: INFO_REQ buffer, freed after the teardown drained the QP
  * @info_rx_iu: INFO_RSP buffer, idem
  * @hb_cqe: completion entry of heartbeats and their acks
@@ -397,6 +399,7 @@ struct rtrs_clt_path {
 	int			info_err;
 	const char		*info_why;
 	bool			err_logged;
+	u8			max_minor;
 	struct rtrs_iu		*info_tx_iu;
 	struct rtrs_iu		*info_rx_iu;
 	struct ib_cqe		hb_cqe;
@@ -619,8 +622,8 @@ static inline bool rtrs_clt_path_connected(struct rtrs_clt_path *path)
 }
 
 /* rtrs-clt-validate.c: checks of what the server sends. */
-int rtrs_clt_check_conn_rsp(const void *data, size_t len, u32 queue_depth,
-			    struct rtrs_clt_limits *lim);
+int rtrs_clt_check_conn_rsp(const void *data, size_t len, u8 max_minor,
+			    u32 queue_depth, struct rtrs_clt_limits *lim);
 int rtrs_clt_check_info_rsp(const void *buf, size_t len, u32 queue_depth,
 			    u32 chunk_size, struct rtrs_rbuf *rbufs);
 int rtrs_clt_check_io_rsp(u32 imm, u32 queue_depth, u32 *msg_id, int *errno);

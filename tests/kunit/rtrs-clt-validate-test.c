@@ -121,6 +121,7 @@ static void conn_rsp(struct kunit *test)
 		apply(&m, &c->p[i]);
 
 	KUNIT_ASSERT_EQ(test, rtrs_clt_check_conn_rsp(&m, c->len,
+						      RTRS_PROTO_MINOR_MAX,
 						      c->queue_depth, &lim),
 			c->want);
 	if (c->want)
@@ -139,7 +140,9 @@ static void conn_rsp_null(struct kunit *test)
 {
 	struct rtrs_clt_limits lim;
 
-	KUNIT_EXPECT_EQ(test, rtrs_clt_check_conn_rsp(NULL, 0, 0, &lim),
+	KUNIT_EXPECT_EQ(test, rtrs_clt_check_conn_rsp(NULL, 0,
+						      RTRS_PROTO_MINOR_MAX, 0,
+						      &lim),
 			-EMSGSIZE);
 }
 
