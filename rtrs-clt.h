@@ -61,6 +61,9 @@
 /* Largest header room (user message + IO header) the client accepts. */
 #define RTRS_CLT_MAX_HDR_SIZE		SZ_64K
 
+/* Smallest max_io_size a 2.1 server may offer: a page of data. */
+#define RTRS_CLT_MIN_IO_SIZE_2_1	SZ_4K
+
 /*
  * A request in flight this long makes its connection send a probe (a
  * signaled zero-length RDMA WRITE); a probe that has not completed after
@@ -302,12 +305,15 @@ struct rtrs_clt_io_req {
 
 /**
  * struct rtrs_clt_limits - what a connection response tells of a path
- * @queue_depth: number of chunks, and so of requests in flight
+ * @queue_depth: number of requests in flight (2.0: of chunks)
  * @max_io_size: largest data length of a request
- * @max_hdr_size: header room of a chunk
- * @chunk_size: @max_io_size + @max_hdr_size
- * @off_bits: rtrs_imm_off_bits() of @queue_depth
- * @flags: %RTRS_MSG_NEW_RKEY_F or not
+ * @max_hdr_size: header room of a chunk (2.0), or of a request's SEND up
+ *	to the data of an inline WRITE (2.1)
+ * @max_inline_size: 2.1, largest data length of an inline WRITE (0: none);
+ *	0 for 2.0
+ * @chunk_size: 2.0, @max_io_size + @max_hdr_size; 0 for 2.1
+ * @off_bits: 2.0, rtrs_imm_off_bits() of @queue_depth; 0 for 2.1
+ * @flags: 2.0, %RTRS_MSG_NEW_RKEY_F or not; 0 for 2.1
  * @version: the protocol version the path speaks, as on the wire
  *	(major << 8 | minor); 0 before its first connection response
  */
@@ -316,10 +322,17 @@ struct rtrs_clt_limits {
 	u32		queue_depth;
 	u32		max_io_size;
 	u32		max_hdr_size;
+	u32		max_inline_size;
 	u32		chunk_size;
 	unsigned int	off_bits;
 	u32		flags;
 };
+
+/* Does a path of limits @lim speak protocol 2.1? */
+static inline bool rtrs_clt_lim_2_1(const struct rtrs_clt_limits *lim)
+{
+	return (lim->version & 0xff) == RTRS_PROTO_MINOR_2_1;
+}
 
 /**
  * struct rtrs_clt_path - one path of a client session
