@@ -56,7 +56,6 @@ static struct rtrs_clt_sess *rtrs_clt_sess_alloc(struct rtrs_clt_ops *ops,
 	clt->max_reconnect_attempts = max(max_reconnect_attempts, (s16)-1);
 	clt->io_timeout_sec = RTRS_CLT_IO_TIMEOUT_SEC;
 	clt->nr_poll_queues = nr_poll_queues;
-	clt->max_segments = RTRS_CLT_MAX_SEGMENTS;
 	clt->priv = ops->priv;
 	clt->link_ev = ops->link_ev;
 	clt->permit_size = ALIGN(sizeof(struct rtrs_permit) + pdu_sz,

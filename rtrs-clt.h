@@ -65,6 +65,12 @@
 #define RTRS_CLT_MIN_IO_SIZE_2_1	SZ_4K
 
 /*
+ * Largest IO of a 2.1 path: its MRs map this much, whatever more the
+ * server offers.  Their page lists take 8 bytes a page, per request slot.
+ */
+#define RTRS_CLT_MAX_IO_SIZE_2_1	SZ_4M
+
+/*
  * A request in flight this long makes its connection send a probe (a
  * signaled zero-length RDMA WRITE); a probe that has not completed after
  * RTRS_CLT_PROBE_MS means the connection is stuck, and the path fails.
@@ -213,7 +219,10 @@ struct rtrs_rbuf {
  * @cm_err: 0 while connecting, 1 once established, or a negative errno
  * @cm_done: completed when @cm_err leaves 0
  * @recv_cqe: completion entry of the buffer-less receives
- * @rsp_ius: receive buffers, when the server announces new rkeys
+ * @rsp_ius: receive buffers, when the server announces new rkeys (2.0) or
+ *	on every connection (2.1): then each IU is a slot of @rsp_buf
+ * @rsp_buf: 2.1, @recv_num responses, one per receive, mapped at once
+ * @rsp_dma: 2.1, DMA address of @rsp_buf
  * @recv_num: number of receives kept posted
  * @poll_lock: makes concurrent rtrs_clt_rdma_cq_direct() calls on a poll
  *	connection skip, not race, each other
@@ -234,6 +243,8 @@ struct rtrs_clt_con {
 	struct completion	cm_done;
 	struct ib_cqe		recv_cqe;
 	struct rtrs_iu		*rsp_ius;
+	struct rtrs_msg_io_rsp	*rsp_buf;
+	dma_addr_t		rsp_dma;
 	u32			recv_num;
 	/* serialises polling of a poll connection */
 	spinlock_t		poll_lock;
@@ -372,14 +383,18 @@ static inline bool rtrs_clt_lim_2_1(const struct rtrs_clt_limits *lim)
  * @info_tx_iu: INFO_REQ buffer, freed after the teardown drained the QP
  * @info_rx_iu: INFO_RSP buffer, idem
  * @hb_cqe: completion entry of heartbeats and their acks
- * @reqs: request slots, one per permit
- * @rbufs: the server's chunks
+ * @reqs: request slots, one per permit: a 2.0 request takes the slot of
+ *	its permit's chunk, a 2.1 request the slot of its permit's mem_id,
+ *	which is its message id on the wire
+ * @rbufs: the server's chunks; NULL on a 2.1 path, which has none
  * @lim: what the server offered in its connection response: the path's
  *	queue depth, chunk and IO sizes; the session folds them into its
- *	own (rtrs_clt_sess_set_limits())
+ *	own (rtrs_clt_sess_set_limits()).  A 2.1 path's IO size is cut to
+ *	what its MRs map.
  * @max_pages_per_mr: pages one MR maps
- * @max_send_sge: SGEs of one RDMA WRITE on an IO connection
- * @max_write_wrs: RDMA WRITEs one WRITE request may take
+ * @max_send_sge: SGEs of one RDMA WRITE (2.0) or SEND (2.1) on an IO
+ *	connection
+ * @max_write_wrs: RDMA WRITEs one WRITE request may take (2.0); 1 for 2.1
  * @quarantine: permits standing for the chunks of requests that were in
  *	flight when the path failed; a server operation of the failed path
  *	may still own them.  Under &rtrs_clt_sess.chunks_lock
@@ -455,7 +470,7 @@ struct rtrs_clt_path {
  * @nr_poll_queues: poll connections per path
  * @queue_depth: number of permits; the same on every path
  * @max_io_size: smallest max_io_size of the paths
- * @max_segments: smallest segment limit of the paths
+ * @max_segments: smallest segment limit (pages per MR) of the paths
  * @priv: the user's pointer for @link_ev
  * @link_ev: the user's link event callback
  * @link_ev_mutex: serialises link events; protects @paths_up,
@@ -594,6 +609,7 @@ int rtrs_clt_submit(struct rtrs_clt_sess *clt, struct rtrs_clt_path *skip,
 		    unsigned int sg_cnt);
 void rtrs_clt_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_recv_iu_done(struct ib_cq *cq, struct ib_wc *wc);
+void rtrs_clt_recv_rsp_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_hb_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_probe_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_wd_work(struct work_struct *work);
