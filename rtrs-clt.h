@@ -257,9 +257,11 @@ struct rtrs_clt_con {
 /**
  * struct rtrs_clt_io_req - the slot of one request on one path
  * @con: connection the request was posted on
- * @iu: header buffer: user message, then READ or WRITE header
+ * @iu: header buffer: user message, then READ or WRITE header (2.0);
+ *	request header, then user message (2.1)
  * @mr: fast-registration MR of the user's scatterlist
- * @sge: SGEs of the request: its data entries and the header buffer
+ * @sge: SGEs of the request: its data entries and the header buffer (2.0),
+ *	or the header buffer and the data entries of an inline WRITE (2.1)
  * @wrs: RDMA WRITEs of the data entries that do not fit the last WRITE
  * @inv_cqe: completion entry of the LOCAL_INV of @mr
  * @sglist: the user's scatterlist
@@ -268,6 +270,8 @@ struct rtrs_clt_con {
  * @dir: DMA direction of @sglist
  * @data_len: bytes of data
  * @usr_len: bytes of user message
+ * @usr_off: where the user message starts in @iu: 0 on 2.0, where it
+ *	comes before the header; after the header on 2.1
  * @permit: the permit the request was sent with; a failover sends it
  *	again with the same permit and chunk on another path
  * @priv: the user's pointer for @conf
@@ -302,6 +306,7 @@ struct rtrs_clt_io_req {
 	enum dma_data_direction	dir;
 	u32			data_len;
 	u32			usr_len;
+	u32			usr_off;
 	struct rtrs_permit	*permit;
 	void			*priv;
 	void			(*conf)(void *priv, int err);
