@@ -556,8 +556,11 @@ static bool rtrs_clt_is_connected(struct rtrs_clt_sess *clt)
  * server's queue depth less the few permits (none when that depth is 1)
  * the session keeps for moving failed-over requests to other chunks (see
  * "Failover and chunks" in Documentation/rtrs.rst).  The largest IO is
- * also bounded by what one memory registration maps: @attr->max_segments
- * pages of 4 KiB.
+ * the smallest of the paths that connected so far, whichever protocol
+ * version each speaks: a 2.0 path carries a server chunk less its header
+ * room (124 KiB at our server's defaults), a 2.1 path the server's
+ * max_io_size (1 MiB from ours), up to 4 MiB.  It is also bounded by what
+ * one memory registration maps: @attr->max_segments pages of 4 KiB.
  *
  * Context: any context; does not sleep.
  * Return: 0, or -ECOMM when no path of the session is connected.

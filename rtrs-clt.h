@@ -52,7 +52,10 @@
  */
 #define RTRS_CLT_ADMIN_DEPTH		512
 
-/* Most scatterlist entries of one request, before the device's limits. */
+/*
+ * Most scatterlist entries of one request on a 2.0 path, before the
+ * device's limits; a 2.1 path's follow from its IO size.
+ */
 #define RTRS_CLT_MAX_SEGMENTS		128
 
 /* Most SGEs of one RDMA WRITE: data entries and the header buffer. */
