@@ -39,7 +39,7 @@ static unsigned int rtrs_clt_max_minor = RTRS_PROTO_MINOR_MAX;
 module_param_cb(max_proto_minor, &rtrs_clt_max_minor_ops,
 		&rtrs_clt_max_minor, 0644);
 MODULE_PARM_DESC(max_proto_minor,
-		 "Highest protocol minor asked for: 1 for 2.1, 0 for 2.0 only; for paths that connect after a change (default 0)");
+		 "Highest protocol minor asked for: 1 for 2.1, 0 for 2.0 only; for paths that connect after a change (default 1)");
 
 /*
  * Send queue entries a READ takes: REG_MR (after a LOCAL_INV where local

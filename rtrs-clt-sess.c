@@ -605,5 +605,5 @@ static void __exit rtrs_client_exit(void)
 module_init(rtrs_client_init);
 module_exit(rtrs_client_exit);
 
-MODULE_DESCRIPTION("RDMA transport (RTRS protocol 2.0): client");
+MODULE_DESCRIPTION("RDMA transport (RTRS protocol 2.0 and 2.1): client");
 MODULE_LICENSE("GPL");
