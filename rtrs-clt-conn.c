@@ -11,6 +11,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
 
@@ -18,6 +19,27 @@
 
 /* Devices and PDs of every client path. */
 struct rtrs_ib_dev_pool rtrs_clt_dev_pool;
+
+/*
+ * The highest protocol minor a path asks for: 1 for 2.1, 0 to speak 2.0
+ * with every server.  Read when a path (re)connects.
+ */
+static int rtrs_clt_set_max_minor(const char *val,
+				  const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, RTRS_PROTO_MINOR_MAX);
+}
+
+static const struct kernel_param_ops rtrs_clt_max_minor_ops = {
+	.set	= rtrs_clt_set_max_minor,
+	.get	= param_get_uint,
+};
+
+static unsigned int rtrs_clt_max_minor = RTRS_PROTO_MINOR_MAX;
+module_param_cb(max_proto_minor, &rtrs_clt_max_minor_ops,
+		&rtrs_clt_max_minor, 0644);
+MODULE_PARM_DESC(max_proto_minor,
+		 "Highest protocol minor asked for: 1 for 2.1, 0 for 2.0 only; for paths that connect after a change (default 1)");
 
 /*
  * Send queue entries a READ takes: REG_MR (after a LOCAL_INV where local
@@ -33,6 +55,11 @@ struct rtrs_ib_dev_pool rtrs_clt_dev_pool;
  * (every one signaled).  The INFO_REQ goes before any of them.
  */
 #define RTRS_CLT_WR_EXTRA	4
+/*
+ * RDMA READs of the server a connection serves at once: protocol 2.1's
+ * server pulls a large WRITE's data from the client's memory region.
+ */
+#define RTRS_CLT_RESPONDER_RESOURCES	16
 
 /* Requests the queues of connection @cid must hold. */
 static u32 rtrs_clt_con_depth(struct rtrs_clt_path *path, unsigned int cid)
@@ -46,22 +73,28 @@ static bool rtrs_clt_con_is_poll(struct rtrs_clt_con *con)
 }
 
 /*
- * The fast-registration limits of the device.  Requests map their pages
- * with 4 KiB granularity, the block layer's virtual boundary, or the
+ * Pages one fast registration of the device maps.  Requests map their
+ * pages with 4 KiB granularity, the block layer's virtual boundary, or the
  * device's smallest page when that is larger.
  */
+static u32 rtrs_clt_dev_fr_pages(const struct ib_device_attr *attrs)
+{
+	unsigned int shift = max(12, ffs(attrs->page_size_cap) - 1);
+
+	return min_t(u64, attrs->max_mr_size >> shift,
+		     attrs->max_fast_reg_page_list_len);
+}
+
+/* The fast-registration limits of the device, sized for protocol 2.0. */
 static int rtrs_clt_query_fr(struct rtrs_clt_path *path)
 {
 	const struct ib_device_attr *attrs = &path->s.dev->ib_dev->attrs;
-	unsigned int shift = max(12, ffs(attrs->page_size_cap) - 1);
-	u64 pages = attrs->max_mr_size >> shift;
 
 	if (!(attrs->device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS))
 		return -EOPNOTSUPP;
 
-	path->max_pages_per_mr = min_t(u64, RTRS_CLT_MAX_SEGMENTS, pages);
-	path->max_pages_per_mr = min(path->max_pages_per_mr,
-				     attrs->max_fast_reg_page_list_len);
+	path->max_pages_per_mr = min_t(u32, RTRS_CLT_MAX_SEGMENTS,
+				       rtrs_clt_dev_fr_pages(attrs));
 	if (!path->max_pages_per_mr)
 		return -EOPNOTSUPP;
 
@@ -198,7 +231,7 @@ static void rtrs_clt_con_fill_req(struct rtrs_clt_con *con,
 	memset(msg, 0, sizeof(*msg));
 	msg->magic = cpu_to_le16(RTRS_MAGIC);
 	msg->version = cpu_to_le16(RTRS_PROTO_VER_MAJOR << 8 |
-				   RTRS_PROTO_MINOR_MAX);
+				   path->max_minor);
 	msg->cid = cpu_to_le16(con->c.cid);
 	msg->cid_num = cpu_to_le16(path->s.con_num);
 	msg->recon_cnt = cpu_to_le16(path->s.recon_cnt);
@@ -224,6 +257,10 @@ static int rtrs_clt_con_route_resolved(struct rtrs_clt_con *con)
 	int err;
 
 	rtrs_clt_con_fill_req(con, &msg);
+	/* A 2.0 server never reads from the client: no harm done there. */
+	param.responder_resources =
+		clamp_t(int, con->c.cm_id->device->attrs.max_qp_rd_atom, 0,
+			RTRS_CLT_RESPONDER_RESOURCES);
 
 	mutex_lock(&con->cm_mutex);
 	if (con->dead || !con->c.qp)
@@ -237,11 +274,46 @@ static int rtrs_clt_con_route_resolved(struct rtrs_clt_con *con)
 	return err;
 }
 
+/*
+ * A 2.1 path registers the data of every READ and of every WRITE that
+ * does not go inline: its MRs map the server's largest IO (up to
+ * RTRS_CLT_MAX_IO_SIZE_2_1) at any offset in its first page, and its IO
+ * size is what they map.  A request is one SEND after at most a REG_MR
+ * and the LOCAL_INV before it, and one LOCAL_INV later: as many send queue
+ * entries as a 2.0 READ.
+ */
+static int rtrs_clt_path_size_2_1(struct rtrs_clt_path *path)
+{
+	const struct ib_device_attr *attrs = &path->s.dev->ib_dev->attrs;
+	u32 io = min_t(u32, path->lim.max_io_size, RTRS_CLT_MAX_IO_SIZE_2_1);
+	u32 pages = min(rtrs_clt_dev_fr_pages(attrs),
+			DIV_ROUND_UP(io, SZ_4K) + 1);
+
+	if (pages < 2) {
+		pr_err_ratelimited("%s: device %s cannot register a page at any offset\n",
+				   path->s.sessname, path->s.dev->ib_dev->name);
+		return -EOPNOTSUPP;
+	}
+	path->max_pages_per_mr = pages;
+	path->lim.max_io_size = min(path->lim.max_io_size, (pages - 1) * SZ_4K);
+	path->lim.max_inline_size = min(path->lim.max_inline_size,
+					path->lim.max_io_size);
+	path->max_write_wrs = 1;
+	return 0;
+}
+
 /* What the connection response of the admin connection teaches. */
 static int rtrs_clt_path_learn(struct rtrs_clt_path *path,
 			       const struct rtrs_clt_limits *lim)
 {
+	int err;
+
 	path->lim = *lim;
+	if (rtrs_clt_lim_2_1(lim)) {
+		err = rtrs_clt_path_size_2_1(path);
+		if (err)
+			return err;
+	}
 	return rtrs_clt_sess_set_limits(path);
 }
 
@@ -257,7 +329,7 @@ static int rtrs_clt_con_check_rsp(struct rtrs_clt_con *con,
 	 * Connections after the first must offer the first one's depth and
 	 * speak its version.
 	 */
-	err = rtrs_clt_check_conn_rsp(msg, len,
+	err = rtrs_clt_check_conn_rsp(msg, len, path->max_minor,
 				      con->c.cid ? path->lim.queue_depth : 0, &lim);
 	if (!err && con->c.cid && lim.version != path->lim.version)
 		err = -EPROTO;
@@ -432,6 +504,9 @@ int rtrs_clt_con_connect(struct rtrs_clt_path *path, unsigned int cid)
 
 	lockdep_assert_held(&path->init_mutex);
 
+	/* Every connection of this attempt asks for what the first asked. */
+	if (!cid)
+		path->max_minor = READ_ONCE(rtrs_clt_max_minor);
 	con = rtrs_clt_con_alloc(path, cid);
 	if (!con)
 		return -ENOMEM;
@@ -495,13 +570,66 @@ void rtrs_clt_con_free(struct rtrs_clt_path *path, unsigned int cid)
 	mutex_lock(&con->cm_mutex);
 	rtrs_cq_qp_destroy(&con->c);
 	mutex_unlock(&con->cm_mutex);
-	if (con->rsp_ius)
+	if (con->rsp_buf) {
+		ib_dma_unmap_single(path->s.dev->ib_dev, con->rsp_dma,
+				    con->recv_num * sizeof(*con->rsp_buf),
+				    DMA_FROM_DEVICE);
+		kfree(con->rsp_buf);
+		kfree(con->rsp_ius);
+	} else if (con->rsp_ius) {
 		rtrs_iu_free(con->rsp_ius, path->s.dev->ib_dev, con->recv_num);
+	}
 	if (con->c.cm_id)
 		rdma_destroy_id(con->c.cm_id);
 	mutex_destroy(&con->cm_mutex);
 	path->s.con[cid] = NULL;
 	kfree(con);
+}
+
+/*
+ * 2.1: each receive takes a response (struct rtrs_msg_io_rsp) into its own
+ * slot of one array, mapped once; an IU per slot says where.  A heartbeat
+ * takes a receive too and leaves its slot alone.
+ */
+static int rtrs_clt_con_post_rsp_bufs(struct rtrs_clt_con *con)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	struct ib_device *ib_dev = path->s.dev->ib_dev;
+	size_t size = sizeof(*con->rsp_buf);
+	struct rtrs_msg_io_rsp *buf;
+	struct rtrs_iu *iu;
+	dma_addr_t dma;
+	u32 i;
+	int err;
+
+	buf = rtrs_kcalloc(con->recv_num, size, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	dma = ib_dma_map_single(ib_dev, buf, con->recv_num * size,
+				DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(ib_dev, dma)) {
+		kfree(buf);
+		return -ENOMEM;
+	}
+	con->rsp_buf = buf;
+	con->rsp_dma = dma;
+
+	con->rsp_ius = rtrs_kcalloc(con->recv_num, sizeof(*con->rsp_ius),
+				    GFP_KERNEL);
+	if (!con->rsp_ius)
+		return -ENOMEM;
+	for (i = 0; i < con->recv_num; i++) {
+		iu = &con->rsp_ius[i];
+		iu->cqe.done = rtrs_clt_recv_rsp_done;
+		iu->dma_addr = dma + i * size;
+		iu->buf = &buf[i];
+		iu->size = size;
+		iu->direction = DMA_FROM_DEVICE;
+		err = rtrs_iu_post_recv(&con->c, iu);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /**
@@ -510,8 +638,9 @@ void rtrs_clt_con_free(struct rtrs_clt_path *path, unsigned int cid)
  *
  * Under always-invalidate (%RTRS_MSG_NEW_RKEY_F) the server responds with
  * a SEND WITH IMMEDIATE carrying struct rtrs_msg_rkey_rsp, so receives
- * need buffers; otherwise it responds with RDMA WRITE WITH IMMEDIATE,
- * which needs none.
+ * need buffers; otherwise a 2.0 server responds with RDMA WRITE WITH
+ * IMMEDIATE, which needs none.  A 2.1 server responds with a SEND of
+ * struct rtrs_msg_io_rsp.
  *
  * Context: process context; sleeps.
  * Return: 0, or a negative errno.
@@ -530,6 +659,8 @@ int rtrs_clt_con_post_recvs(struct rtrs_clt_con *con)
 	con->recv_num = min(con->recv_num, RTRS_CLT_RECV_PER_IO *
 			    path->lim.queue_depth + RTRS_CLT_WR_EXTRA - 1);
 
+	if (rtrs_clt_lim_2_1(&path->lim))
+		return rtrs_clt_con_post_rsp_bufs(con);
 	if (!(path->lim.flags & RTRS_MSG_NEW_RKEY_F)) {
 		for (i = 0; i < con->recv_num; i++) {
 			/* One fault point: the last receive, as a full queue. */

@@ -94,6 +94,13 @@ int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path)
 
 	lockdep_assert_held(&path->init_mutex);
 
+	/*
+	 * 2.0 sends every data entry and the header by RDMA WRITE; 2.1 sends
+	 * an inline WRITE's header area and data entries in one SEND.
+	 */
+	if (rtrs_clt_lim_2_1(&path->lim))
+		nsge = path->max_send_sge;
+
 	path->reqs = rtrs_kcalloc(qd, sizeof(*path->reqs), GFP_KERNEL);
 	if (!path->reqs)
 		return -ENOMEM;
@@ -213,10 +220,10 @@ static struct rtrs_clt_io_req *rtrs_clt_iu_req(struct rtrs_clt_con *con,
 }
 
 /*
- * The request's WRITE WITH IMMEDIATE (signaled) or one of the RDMA WRITEs
- * before it (only when they fail): on success the send queue is past
- * everything the request posted so far.  A failure leaves the request to
- * the path's teardown.
+ * The request's WRITE WITH IMMEDIATE (2.0) or SEND (2.1), signaled, or one
+ * of the RDMA WRITEs before it (only when they fail): on success the send
+ * queue is past everything the request posted so far.  A failure leaves
+ * the request to the path's teardown.
  */
 static void rtrs_clt_write_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -412,10 +419,12 @@ static struct rtrs_clt_io_req *rtrs_clt_rsp_req(struct rtrs_clt_con *con,
 }
 
 /*
- * The server responded to @req; a READ's MR is invalidated before completing.
- * When that cannot be posted the MR stays open to the server: the request
- * is left to the path's teardown, which completes it, or sends it again,
- * only once the connection is drained and the MR out of reach.
+ * The server responded to @req; its MR (a READ's, or a 2.1 WRITE's that
+ * did not go inline) is invalidated before completing, unless the server
+ * did that (@w_inv).  When that cannot be posted the MR stays open to the
+ * server: the request is left to the path's teardown, which completes it,
+ * or sends it again, only once the connection is drained and the MR out
+ * of reach.
  */
 static void rtrs_clt_req_responded(struct rtrs_clt_io_req *req, int errno,
 				   bool w_inv)
@@ -426,7 +435,7 @@ static void rtrs_clt_req_responded(struct rtrs_clt_io_req *req, int errno,
 	req->status = errno;
 	if (w_inv)
 		req->mr_valid = false;
-	if (req->dir == DMA_FROM_DEVICE && req->mr_valid) {
+	if (req->mr_valid) {
 		err = rtrs_clt_post_inv(req);
 		if (err) {
 			pr_err_ratelimited("%s: invalidating MR failed: %d\n",
@@ -473,12 +482,18 @@ static int rtrs_clt_io_rsp(struct rtrs_clt_con *con, u32 imm)
 	return 0;
 }
 
-/* An RDMA WRITE WITH IMMEDIATE of the server: response or heartbeat. */
+/*
+ * An RDMA WRITE WITH IMMEDIATE of the server: response (2.0 only) or
+ * heartbeat.
+ */
 static int rtrs_clt_process_imm(struct rtrs_clt_con *con, u32 imm)
 {
 	switch (rtrs_imm_type(imm)) {
 	case RTRS_IO_RSP_IMM:
 	case RTRS_IO_RSP_W_INV_IMM:
+		/* A 2.1 server responds with a SEND. */
+		if (rtrs_clt_lim_2_1(&to_clt_path(con->c.path)->lim))
+			break;
 		return rtrs_clt_io_rsp(con, imm);
 	case RTRS_HB_MSG_IMM:
 		rtrs_send_hb_ack(con->c.path);
@@ -607,13 +622,95 @@ void rtrs_clt_recv_iu_done(struct ib_cq *cq, struct ib_wc *wc)
 		rtrs_clt_proto_error(con, "posting receive failed", err);
 }
 
-/* IO connection of the permit's CPU, or the admin connection. */
+/*
+ * 2.1: did the response, a SEND WITH INVALIDATE, invalidate @req's MR?
+ * Only the rkey the completion names counts.
+ */
+static bool rtrs_clt_rsp_invalidated_2_1(struct rtrs_clt_io_req *req,
+					 struct ib_wc *wc)
+{
+	return wc->wc_flags & IB_WC_WITH_INVALIDATE && req->mr_valid &&
+	       wc->ex.invalidate_rkey == req->mr->rkey;
+}
+
+/* 2.1: a SEND of the server, struct rtrs_msg_io_rsp in @iu. */
+static int rtrs_clt_io_rsp_2_1(struct rtrs_clt_con *con, struct rtrs_iu *iu,
+			       struct ib_wc *wc)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	struct rtrs_clt_io_req *req = NULL;
+	u32 msg_id;
+	int errno;
+
+	if (rtrs_clt_check_io_rsp_2_1(iu->buf, wc->byte_len,
+				      path->lim.queue_depth, &msg_id, &errno)) {
+		rtrs_clt_proto_error(con, "malformed response",
+				     le32_to_cpup(iu->buf));
+		return -EPROTO;
+	}
+	req = rtrs_clt_rsp_req(con, msg_id);
+	if (!req) {
+		/* tests/e2e/hostile.sh matches this reason: keep it. */
+		rtrs_clt_proto_error(con, "answer to no request", msg_id);
+		return -EPROTO;
+	}
+	rtrs_clt_req_responded(req, errno,
+			       rtrs_clt_rsp_invalidated_2_1(req, wc));
+	return 0;
+}
+
+/**
+ * rtrs_clt_recv_rsp_done() - completion of a receive of a 2.1 path
+ * @cq: the CQ.
+ * @wc: the work completion.
+ *
+ * Takes responses (a SEND, with invalidation when the request named an
+ * MR) and heartbeats (RDMA WRITE WITH IMMEDIATE, which leave the buffer
+ * alone), then posts the buffer again.
+ *
+ * Context: softirq, rtrs_clt_rdma_cq_direct(), or the drain.
+ */
+void rtrs_clt_recv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_clt_con *con = rtrs_clt_wc_con(wc);
+	struct rtrs_iu *iu = container_of(wc->wr_cqe, struct rtrs_iu, cqe);
+	struct ib_device *ib_dev = con->c.path->dev->ib_dev;
+	int err;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		rtrs_clt_wc_failed(con, wc, "receive");
+		return;
+	}
+	rtrs_hb_received(con->c.path);
+
+	ib_dma_sync_single_for_cpu(ib_dev, iu->dma_addr, iu->size,
+				   DMA_FROM_DEVICE);
+	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM)
+		err = rtrs_clt_process_imm(con, be32_to_cpu(wc->ex.imm_data));
+	else
+		err = rtrs_clt_io_rsp_2_1(con, iu, wc);
+	if (err)
+		return;
+
+	ib_dma_sync_single_for_device(ib_dev, iu->dma_addr, iu->size,
+				      DMA_FROM_DEVICE);
+	err = rtrs_iu_post_recv(&con->c, iu);
+	if (err)
+		rtrs_clt_proto_error(con, "posting receive failed", err);
+}
+
+/*
+ * IO connection of the permit's CPU, or the admin connection.  A 2.1
+ * server takes requests on its IO connections only, which receive into
+ * buffers (its admin connection receives heartbeats): there a request of
+ * an admin permit goes on the IO connection of the CPU as well.
+ */
 static struct rtrs_clt_con *rtrs_clt_permit_con(struct rtrs_clt_path *path,
 						struct rtrs_permit *permit)
 {
 	unsigned int cid = 0;
 
-	if (permit->con_type == RTRS_IO_CON)
+	if (permit->con_type == RTRS_IO_CON || rtrs_clt_lim_2_1(&path->lim))
 		cid = permit->cpu % (path->s.irq_con_num - 1) + 1;
 	return rtrs_clt_path_con(path, cid);
 }
@@ -676,11 +773,12 @@ static int rtrs_clt_req_reg(struct rtrs_clt_io_req *req, int count,
 }
 
 /*
- * SGEs of the mapped data entries themselves; their total must be @len.
- * An empty one would fail the post (see rtrs_iu_post_rdma_write_imm()),
- * and the path with it: refuse it here.
+ * SGEs in @sge of the mapped data entries themselves; their total must be
+ * @len.  An empty one would fail the post (see
+ * rtrs_iu_post_rdma_write_imm()), and the path with it: refuse it here.
  */
-static int rtrs_clt_req_direct_sges(struct rtrs_clt_io_req *req, int count)
+static int rtrs_clt_req_direct_sges(struct rtrs_clt_io_req *req,
+				    struct ib_sge *sge, int count)
 {
 	u32 lkey = req->con->c.path->dev->ib_pd->local_dma_lkey;
 	struct scatterlist *sg;
@@ -690,9 +788,9 @@ static int rtrs_clt_req_direct_sges(struct rtrs_clt_io_req *req, int count)
 	for_each_sg(req->sglist, sg, count, i) {
 		if (!sg_dma_len(sg))
 			return -EINVAL;
-		req->sge[i].addr = sg_dma_address(sg);
-		req->sge[i].length = sg_dma_len(sg);
-		req->sge[i].lkey = lkey;
+		sge[i].addr = sg_dma_address(sg);
+		sge[i].length = sg_dma_len(sg);
+		sge[i].lkey = lkey;
 		total += sg_dma_len(sg);
 	}
 	return total == req->data_len ? 0 : -EINVAL;
@@ -711,7 +809,7 @@ static void rtrs_clt_req_start(struct rtrs_clt_io_req *req)
 	WRITE_ONCE(req->sent_at, jiffies);
 	/* The watchdog and the responses read the slot of a request in use. */
 	smp_store_release(&req->in_use, true);
-	trace_rtrs_clt_submit(req, req->permit->chunk);
+	trace_rtrs_clt_submit(req, req - path->reqs);
 }
 
 /*
@@ -827,7 +925,7 @@ static int rtrs_clt_write_req(struct rtrs_clt_io_req *req, int count)
 	msg->type = cpu_to_le16(RTRS_MSG_WRITE);
 	msg->usr_len = cpu_to_le16(req->usr_len);
 
-	err = rtrs_clt_req_direct_sges(req, count);
+	err = rtrs_clt_req_direct_sges(req, req->sge, count);
 	if (err)
 		return err;
 	done = rtrs_clt_write_head(req, count, &head, &off);
@@ -871,6 +969,136 @@ static int rtrs_clt_read_req(struct rtrs_clt_io_req *req, int count)
 	return rtrs_clt_req_post(req, 0, 0, hdr_len, req->data_len, head, nwr);
 }
 
+/*
+ * 2.1: post the signaled SEND of @nsge SGEs from @sge, whose first is the
+ * request's header buffer (@hdr_len bytes of it), after @head.  The request
+ * takes @nwr send queue entries: @head's, the SEND's and a LOCAL_INV's it
+ * may post later.
+ *
+ * Return: as rtrs_clt_req_post().
+ */
+static int rtrs_clt_send_post(struct rtrs_clt_io_req *req, struct ib_sge *sge,
+			      unsigned int nsge, u32 hdr_len,
+			      struct ib_send_wr *head, u32 nwr)
+{
+	struct rtrs_clt_con *con = req->con;
+	struct ib_send_wr wr = {
+		.wr_cqe		= &req->iu->cqe,
+		.sg_list	= sge,
+		.num_sge	= nsge,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+	struct ib_send_wr *last;
+	int err;
+
+	if (!rtrs_clt_sq_get(con, nwr))
+		return -EAGAIN;
+	req->sq_wrs = nwr;
+
+	ib_dma_sync_single_for_device(con->c.path->dev->ib_dev,
+				      req->iu->dma_addr, hdr_len,
+				      DMA_TO_DEVICE);
+	if (head) {
+		for (last = head; last->next; last = last->next)
+			;
+		last->next = &wr;
+	} else {
+		head = &wr;
+	}
+	rtrs_clt_req_start(req);
+	err = ib_post_send(con->c.qp, head, NULL);
+	if (err)
+		rtrs_clt_req_lost(req, err);
+	return 0;
+}
+
+/*
+ * 2.1 READ_REQ or WRITE_REQ: header and user message in one SEND, after
+ * the REG_MR of the MR the server RDMA-writes a READ's data into, or
+ * RDMA-reads a WRITE's data from, and invalidates with its response.  A
+ * request without data names no MR: its descriptor is all zeros.
+ */
+static int rtrs_clt_io_req(struct rtrs_clt_io_req *req, int count)
+{
+	struct rtrs_msg_io_req *msg = req->iu->buf;
+	bool read = req->dir == DMA_FROM_DEVICE;
+	u32 hdr_len = sizeof(*msg) + req->usr_len;
+	struct ib_send_wr *head = NULL, inv;
+	struct ib_reg_wr rwr;
+	struct ib_sge sge;
+	u32 nwr = 1;
+	int err;
+
+	msg->type = cpu_to_le16(read ? RTRS_MSG_READ_REQ : RTRS_MSG_WRITE_REQ);
+	msg->usr_len = cpu_to_le16(req->usr_len);
+	msg->msg_id = cpu_to_le32(req->permit->mem_id);
+	memset(&msg->desc, 0, sizeof(msg->desc));
+	if (count) {
+		err = rtrs_clt_req_reg(req, count, read ?
+				       IB_ACCESS_LOCAL_WRITE |
+				       IB_ACCESS_REMOTE_WRITE :
+				       IB_ACCESS_REMOTE_READ,
+				       &rwr, &inv, &head);
+		if (err)
+			return err;
+		msg->desc.addr = cpu_to_le64(req->mr->iova);
+		msg->desc.key = cpu_to_le32(req->mr->rkey);
+		msg->desc.len = cpu_to_le32(req->mr->length);
+		req->mr_valid = true;
+		/* REG_MR, the LOCAL_INV before it, the LOCAL_INV after. */
+		nwr += (head == &inv ? 2 : 1) + 1;
+	}
+	sge = (struct ib_sge) {
+		.addr	= req->iu->dma_addr,
+		.length	= hdr_len,
+		.lkey	= req->con->c.path->dev->ib_pd->local_dma_lkey,
+	};
+	return rtrs_clt_send_post(req, &sge, 1, hdr_len, head, nwr);
+}
+
+/*
+ * 2.1 WRITE_INLINE: one SEND of the header area, exactly max_hdr_size
+ * bytes (header, user message, zeros), then the user's data entries as
+ * mapped, no copy: the data lands at the start of the page of the
+ * server's receive buffer.  No MR.
+ */
+static int rtrs_clt_write_inline(struct rtrs_clt_io_req *req, int count)
+{
+	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
+	struct rtrs_msg_write_inline *msg = req->iu->buf;
+	u32 hdr_len = path->lim.max_hdr_size;
+	u32 used = sizeof(*msg) + req->usr_len;
+	int err;
+
+	msg->type = cpu_to_le16(RTRS_MSG_WRITE_INLINE);
+	msg->usr_len = cpu_to_le16(req->usr_len);
+	msg->msg_id = cpu_to_le32(req->permit->mem_id);
+	msg->data_len = cpu_to_le32(req->data_len);
+	memset(req->iu->buf + used, 0, hdr_len - used);
+
+	req->sge[0] = (struct ib_sge) {
+		.addr	= req->iu->dma_addr,
+		.length	= hdr_len,
+		.lkey	= path->s.dev->ib_pd->local_dma_lkey,
+	};
+	err = rtrs_clt_req_direct_sges(req, &req->sge[1], count);
+	if (err)
+		return err;
+	return rtrs_clt_send_post(req, req->sge, count + 1, hdr_len, NULL, 1);
+}
+
+/*
+ * Does a 2.1 WRITE carry its data in the SEND?  Up to the server's inline
+ * size, when the header area and every data entry fit the SGEs of a SEND.
+ */
+static bool rtrs_clt_req_inline(struct rtrs_clt_path *path, int dir,
+				size_t len, unsigned int sg_cnt)
+{
+	return dir == WRITE && len && len <= path->lim.max_inline_size &&
+	       sg_cnt < path->max_send_sge;
+}
+
 /* Can the request go out at all?  Header room, data size and segments. */
 static int rtrs_clt_req_check(struct rtrs_clt_path *path, int dir,
 			      size_t usr_len, size_t len, unsigned int sg_cnt)
@@ -878,6 +1106,10 @@ static int rtrs_clt_req_check(struct rtrs_clt_path *path, int dir,
 	size_t hdr_len = dir == READ ?
 		sizeof(struct rtrs_msg_rdma_read) + sizeof(struct rtrs_sg_desc) :
 		sizeof(struct rtrs_msg_rdma_write);
+
+	/* 2.1: room for the larger header, whichever the request takes. */
+	if (rtrs_clt_lim_2_1(&path->lim))
+		hdr_len = sizeof(struct rtrs_msg_io_req);
 
 	if (usr_len > U16_MAX || usr_len + hdr_len > path->lim.max_hdr_size ||
 	    len > path->lim.max_io_size)
@@ -894,9 +1126,10 @@ static void rtrs_clt_req_init(struct rtrs_clt_io_req *req,
 			      struct rtrs_permit *permit,
 			      const struct kvec *vec, size_t nr,
 			      size_t usr_len, size_t len,
-			      struct scatterlist *sg, unsigned int sg_cnt)
+			      struct scatterlist *sg, unsigned int sg_cnt,
+			      u32 usr_off)
 {
-	void *buf = req->iu->buf;
+	void *buf = req->iu->buf + usr_off;
 	size_t i;
 
 	req->con = con;
@@ -907,6 +1140,7 @@ static void rtrs_clt_req_init(struct rtrs_clt_io_req *req,
 	req->permit = permit;
 	req->data_len = len;
 	req->usr_len = usr_len;
+	req->usr_off = usr_off;
 	req->priv = ops->priv;
 	req->conf = ops->conf_fn;
 	req->status = 0;
@@ -962,25 +1196,40 @@ static int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
 				 size_t usr_len, size_t len,
 				 struct scatterlist *sg, unsigned int sg_cnt)
 {
+	bool v2_1 = rtrs_clt_lim_2_1(&path->lim);
+	bool inl = v2_1 && rtrs_clt_req_inline(path, dir, len, sg_cnt);
 	struct rtrs_clt_io_req *req;
+	unsigned int slot;
+	u32 usr_off = 0;
 	int count, err;
 
 	err = rtrs_clt_req_check(path, dir, usr_len, len, sg_cnt);
 	if (err)
 		return err;
-	if (WARN_ON_ONCE(permit->chunk >= path->lim.queue_depth))
+	/* 2.1 has no chunks: the message id is the permit's own. */
+	slot = v2_1 ? permit->mem_id : permit->chunk;
+	if (WARN_ON_ONCE(slot >= path->lim.queue_depth))
 		return -EINVAL;
-	req = &path->reqs[permit->chunk];
+	req = &path->reqs[slot];
 	if (WARN_ON_ONCE(READ_ONCE(req->in_use)))
 		return -EBUSY;
 
+	/* 2.1 puts the user message after the header. */
+	if (inl)
+		usr_off = sizeof(struct rtrs_msg_write_inline);
+	else if (v2_1)
+		usr_off = sizeof(struct rtrs_msg_io_req);
 	rtrs_clt_req_init(req, rtrs_clt_permit_con(path, permit), dir, ops,
-			  permit, vec, nr, usr_len, len, sg, sg_cnt);
+			  permit, vec, nr, usr_len, len, sg, sg_cnt, usr_off);
 	count = rtrs_clt_req_map(req);
 	if (count < 0)
 		return count;
 
-	if (dir == READ)
+	if (inl)
+		err = rtrs_clt_write_inline(req, count);
+	else if (v2_1)
+		err = rtrs_clt_io_req(req, count);
+	else if (dir == READ)
 		err = rtrs_clt_read_req(req, count);
 	else
 		err = rtrs_clt_write_req(req, count);
@@ -1072,7 +1321,7 @@ unlock:
  * rtrs_clt_resend() - send a request of a failed path over another one
  * @from: the failed path, drained.
  * @req: the request's slot on @from; its header buffer still holds the
- *	user message.
+ *	user message, at @req->usr_off.
  *
  * Context: process context, with @from->init_mutex held.
  * Return: 0 when another path took the request, else a negative errno.
@@ -1085,7 +1334,7 @@ static int rtrs_clt_resend(struct rtrs_clt_path *from,
 		.conf_fn	= req->conf,
 	};
 	struct kvec vec = {
-		.iov_base	= req->iu->buf,
+		.iov_base	= req->iu->buf + req->usr_off,
 		.iov_len	= req->usr_len,
 	};
 	int dir = req->dir == DMA_FROM_DEVICE ? READ : WRITE;
@@ -1103,9 +1352,11 @@ static int rtrs_clt_resend(struct rtrs_clt_path *from,
  * other path takes completes with -ECONNABORTED; one the server responded
  * to completes with its response.  A request the server may already have
  * carried out is carried out again: READ and WRITE of the same data to the
- * same place are idempotent, as block IO is.  Every request without a
- * response leaves its chunk, which the server may still be working in,
- * for another one once it completes (rtrs_clt_chunk_quarantine()).
+ * same place are idempotent, as block IO is.  Every request of a 2.0 path
+ * without a response leaves its chunk, which the server may still be
+ * working in, for another one once it completes
+ * (rtrs_clt_chunk_quarantine()); on another path a request of a 2.1 path
+ * is a new request with the same message id.
  *
  * Context: process context, with @path->init_mutex held; may sleep
  * until the user puts a permit (see rtrs_clt_chunk_quarantine()).
@@ -1130,7 +1381,12 @@ void rtrs_clt_reqs_failover(struct rtrs_clt_path *path)
 		}
 		/* The scatterlist holds one mapping at a time. */
 		rtrs_clt_req_unmap(req);
-		rtrs_clt_chunk_quarantine(path, req->permit);
+		/*
+		 * A 2.1 server's stale operation owns a buffer of its own, no
+		 * chunk of the session: nothing to keep away from.
+		 */
+		if (!rtrs_clt_lim_2_1(&path->lim))
+			rtrs_clt_chunk_quarantine(path, req->permit);
 		if (!rtrs_clt_resend(path, req)) {
 			atomic_inc(&path->stats.failovers);
 			rtrs_clt_req_release(req);

@@ -53,8 +53,12 @@ static void rtrs_clt_info_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	ib_dma_sync_single_for_cpu(path->s.dev->ib_dev, iu->dma_addr,
 				   iu->size, DMA_FROM_DEVICE);
-	err = rtrs_clt_check_info_rsp(iu->buf, wc->byte_len, path->lim.queue_depth,
-				      path->lim.chunk_size, path->rbufs);
+	if (rtrs_clt_lim_2_1(&path->lim))
+		err = rtrs_clt_check_info_rsp_2_1(iu->buf, wc->byte_len);
+	else
+		err = rtrs_clt_check_info_rsp(iu->buf, wc->byte_len,
+					      path->lim.queue_depth,
+					      path->lim.chunk_size, path->rbufs);
 	if (err)
 		path->info_why = "malformed path info from server";
 out:
@@ -65,10 +69,11 @@ out:
 static int rtrs_clt_info_alloc(struct rtrs_clt_path *path)
 {
 	struct ib_device *ib_dev = path->s.dev->ib_dev;
-	size_t rx_size;
+	size_t rx_size = sizeof(struct rtrs_msg_info_rsp);
 
-	rx_size = sizeof(struct rtrs_msg_info_rsp) +
-		  path->lim.queue_depth * sizeof(struct rtrs_sg_desc);
+	/* A 2.1 server has no chunks to describe. */
+	if (!rtrs_clt_lim_2_1(&path->lim))
+		rx_size += path->lim.queue_depth * sizeof(struct rtrs_sg_desc);
 	path->info_rx_iu = rtrs_iu_alloc(1, rx_size, GFP_KERNEL, ib_dev,
 					 DMA_FROM_DEVICE,
 					 rtrs_clt_info_rsp_done);
@@ -107,7 +112,10 @@ static int rtrs_clt_info_send(struct rtrs_clt_path *path)
 	return rtrs_iu_post_send(con, tx, sizeof(*msg), NULL);
 }
 
-/* Learn the server's chunks; then the connections can take responses. */
+/*
+ * Learn the server's chunks (a 2.1 server has none, and says so); then
+ * the connections can take responses.
+ */
 static int rtrs_clt_path_info(struct rtrs_clt_path *path)
 {
 	unsigned long timeout = msecs_to_jiffies(RTRS_CLT_CONNECT_TIMEOUT_MS);
@@ -187,6 +195,8 @@ static int rtrs_clt_path_connect(struct rtrs_clt_path *path)
 		if (cid)
 			continue;
 		rtrs_clt_path_learn_src(path);
+		if (rtrs_clt_lim_2_1(&path->lim))
+			continue;
 		path->rbufs = rtrs_kcalloc(path->lim.queue_depth,
 					   sizeof(*path->rbufs), GFP_KERNEL);
 		if (!path->rbufs)

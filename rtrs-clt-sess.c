@@ -56,7 +56,6 @@ static struct rtrs_clt_sess *rtrs_clt_sess_alloc(struct rtrs_clt_ops *ops,
 	clt->max_reconnect_attempts = max(max_reconnect_attempts, (s16)-1);
 	clt->io_timeout_sec = RTRS_CLT_IO_TIMEOUT_SEC;
 	clt->nr_poll_queues = nr_poll_queues;
-	clt->max_segments = RTRS_CLT_MAX_SEGMENTS;
 	clt->priv = ops->priv;
 	clt->link_ev = ops->link_ev;
 	clt->permit_size = ALIGN(sizeof(struct rtrs_permit) + pdu_sz,
@@ -557,8 +556,11 @@ static bool rtrs_clt_is_connected(struct rtrs_clt_sess *clt)
  * server's queue depth less the few permits (none when that depth is 1)
  * the session keeps for moving failed-over requests to other chunks (see
  * "Failover and chunks" in Documentation/rtrs.rst).  The largest IO is
- * also bounded by what one memory registration maps: @attr->max_segments
- * pages of 4 KiB.
+ * the smallest of the paths that connected so far, whichever protocol
+ * version each speaks: a 2.0 path carries a server chunk less its header
+ * room (124 KiB at our server's defaults), a 2.1 path the server's
+ * max_io_size (1 MiB from ours), up to 4 MiB.  It is also bounded by what
+ * one memory registration maps: @attr->max_segments pages of 4 KiB.
  *
  * Context: any context; does not sleep.
  * Return: 0, or -ECOMM when no path of the session is connected.
@@ -603,5 +605,5 @@ static void __exit rtrs_client_exit(void)
 module_init(rtrs_client_init);
 module_exit(rtrs_client_exit);
 
-MODULE_DESCRIPTION("RDMA transport (RTRS protocol 2.0): client");
+MODULE_DESCRIPTION("RDMA transport (RTRS protocol 2.0 and 2.1): client");
 MODULE_LICENSE("GPL");

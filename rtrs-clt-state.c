@@ -175,7 +175,8 @@ void rtrs_clt_set_link_ev(struct rtrs_clt_sess *clt, bool on)
  * @path: a path whose admin connection was just accepted.
  *
  * Every path must offer the same queue depth: it is the number of
- * permits.  The session takes the smallest IO size and segment count.
+ * permits.  The session takes the smallest IO size and segment count,
+ * whichever protocol version each path speaks.
  *
  * Context: process context (CM event handler); sleeps.
  * Return: 0, or -EPROTO when the queue depth differs.
@@ -195,8 +196,8 @@ int rtrs_clt_sess_set_limits(struct rtrs_clt_path *path)
 		clt->queue_depth = path->lim.queue_depth;
 		clt->max_io_size = min_not_zero(clt->max_io_size,
 						path->lim.max_io_size);
-		clt->max_segments = min(clt->max_segments,
-					path->max_pages_per_mr);
+		clt->max_segments = min_not_zero(clt->max_segments,
+						 path->max_pages_per_mr);
 	}
 	mutex_unlock(&clt->paths_mutex);
 	return err;

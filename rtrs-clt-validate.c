@@ -28,48 +28,23 @@
 #include <linux/errno.h>
 #include <linux/kernel.h>
 #include <linux/overflow.h>
+#include <linux/stddef.h>
 
 #include "rtrs-clt.h"
 
-/**
- * rtrs_clt_check_conn_rsp() - check the private data of a connection
- *	response and take the server's limits
- * @data: the private data; may be NULL when @len is 0
- * @len: its length
- * @queue_depth: the queue depth the path's first connection learned, or 0
- *	for the first connection
- * @lim: where the limits go
- *
- * The magic and the protocol's major version must be ours, the minor at
- * most the one the client asks for (%RTRS_PROTO_MINOR_MAX; a mainline
- * server answers 2.0 whatever it is asked), the errno 0.  The queue depth
- * must not be 0, and must equal @queue_depth when that is set.  The header
- * room must hold a READ header with one descriptor and be at most
- * %RTRS_CLT_MAX_HDR_SIZE, the IO size must not be 0, and a chunk (IO size
- * plus header room) must be addressable by the offset bits of an
- * immediate, with all chunks within 4 GiB.  Flags unknown to the client and
- * the reserved bytes are ignored.
- *
- * Return: 0 with @lim filled; -EMSGSIZE, -EPROTO, -EPROTONOSUPPORT,
- * -EREMOTEIO or -ERANGE.
+/*
+ * The limits of a 2.0 path: every chunk must be addressable by the offset
+ * bits of an immediate, all of them within 4 GiB.
  */
-int rtrs_clt_check_conn_rsp(const void *data, size_t len, u32 queue_depth,
-			    struct rtrs_clt_limits *lim)
+static int rtrs_clt_check_conn_rsp_2_0(const struct rtrs_msg_conn_rsp *msg,
+				       size_t len, u32 queue_depth,
+				       struct rtrs_clt_limits *lim)
 {
-	const struct rtrs_msg_conn_rsp *msg = data;
 	u32 qd, io, hdr;
-	u16 version;
 	u64 chunk;
 
-	if (!msg || len < sizeof(*msg))
+	if (len < sizeof(*msg))
 		return -EMSGSIZE;
-	if (le16_to_cpu(msg->magic) != RTRS_MAGIC)
-		return -EPROTO;
-	version = le16_to_cpu(msg->version);
-	if (version >> 8 != RTRS_PROTO_VER_MAJOR)
-		return -EPROTONOSUPPORT;
-	if ((version & 0xff) > RTRS_PROTO_MINOR_MAX)
-		return -EPROTO;
 	if (msg->errno)
 		return -EREMOTEIO;
 
@@ -84,14 +59,105 @@ int rtrs_clt_check_conn_rsp(const void *data, size_t len, u32 queue_depth,
 	    chunk > BIT_ULL(rtrs_imm_off_bits(qd)) || chunk * qd > U32_MAX)
 		return -ERANGE;
 
-	lim->version = version;
+	lim->version = le16_to_cpu(msg->version);
 	lim->queue_depth = qd;
 	lim->max_io_size = io;
 	lim->max_hdr_size = hdr;
+	lim->max_inline_size = 0;
 	lim->chunk_size = chunk;
 	lim->off_bits = rtrs_imm_off_bits(qd);
 	lim->flags = le32_to_cpu(msg->flags);
 	return 0;
+}
+
+/* The limits of a 2.1 path, which has no chunks and no immediates. */
+static int rtrs_clt_check_conn_rsp_2_1(const struct rtrs_msg_conn_rsp_2_1 *msg,
+				       size_t len, u32 queue_depth,
+				       struct rtrs_clt_limits *lim)
+{
+	u32 qd, io, hdr, inl;
+
+	if (len < sizeof(*msg))
+		return -EMSGSIZE;
+	if (msg->errno)
+		return -EREMOTEIO;
+
+	qd = le16_to_cpu(msg->queue_depth);
+	io = le32_to_cpu(msg->max_io_size);
+	hdr = le32_to_cpu(msg->max_hdr_size);
+	inl = le32_to_cpu(msg->max_inline_size);
+	if (!qd || (queue_depth && qd != queue_depth))
+		return -ERANGE;
+	if (io < RTRS_CLT_MIN_IO_SIZE_2_1 ||
+	    hdr < sizeof(struct rtrs_msg_io_req) ||
+	    hdr > RTRS_CLT_MAX_HDR_SIZE || inl > io)
+		return -ERANGE;
+
+	lim->version = le16_to_cpu(msg->version);
+	lim->queue_depth = qd;
+	lim->max_io_size = io;
+	lim->max_hdr_size = hdr;
+	lim->max_inline_size = inl;
+	lim->chunk_size = 0;
+	lim->off_bits = 0;
+	lim->flags = 0;
+	return 0;
+}
+
+/**
+ * rtrs_clt_check_conn_rsp() - check the private data of a connection
+ *	response and take the server's limits
+ * @data: the private data; may be NULL when @len is 0
+ * @len: its length
+ * @max_minor: the protocol minor the connection asked for
+ * @queue_depth: the queue depth the path's first connection learned, or 0
+ *	for the first connection
+ * @lim: where the limits go
+ *
+ * The magic and the protocol's major version must be ours, the minor at
+ * most @max_minor (a mainline server answers 2.0 whatever it is asked);
+ * the minor tells the layout of the rest: struct rtrs_msg_conn_rsp for
+ * 2.0, struct rtrs_msg_conn_rsp_2_1 for 2.1.  The errno must be 0.  The
+ * queue depth must not be 0, and must equal @queue_depth when that is set.
+ *
+ * 2.0: the header room must hold a READ header with one descriptor and be
+ * at most %RTRS_CLT_MAX_HDR_SIZE, the IO size must not be 0, and a chunk
+ * (IO size plus header room) must be addressable by the offset bits of an
+ * immediate, with all chunks within 4 GiB.  Flags unknown to the client
+ * and the reserved bytes are ignored.
+ *
+ * 2.1: the IO size must be at least %RTRS_CLT_MIN_IO_SIZE_2_1, the header
+ * room must hold struct rtrs_msg_io_req and be at most
+ * %RTRS_CLT_MAX_HDR_SIZE, and the inline size (0: no inline WRITE) at
+ * most the IO size.  @lim gets no chunk size, offset bits or flags.
+ *
+ * Return: 0 with @lim filled; -EMSGSIZE, -EPROTO, -EPROTONOSUPPORT,
+ * -EREMOTEIO or -ERANGE.
+ */
+int rtrs_clt_check_conn_rsp(const void *data, size_t len, u8 max_minor,
+			    u32 queue_depth, struct rtrs_clt_limits *lim)
+{
+	const struct rtrs_msg_conn_rsp *msg = data;
+	u16 version;
+
+	/* Magic, version and errno come first in every version. */
+	if (!msg || len < offsetofend(struct rtrs_msg_conn_rsp, errno))
+		return -EMSGSIZE;
+	if (le16_to_cpu(msg->magic) != RTRS_MAGIC)
+		return -EPROTO;
+	version = le16_to_cpu(msg->version);
+	if (version >> 8 != RTRS_PROTO_VER_MAJOR)
+		return -EPROTONOSUPPORT;
+	if ((version & 0xff) > max_minor)
+		return -EPROTO;
+
+	switch (version & 0xff) {
+	case RTRS_PROTO_VER_MINOR:
+		return rtrs_clt_check_conn_rsp_2_0(msg, len, queue_depth, lim);
+	case RTRS_PROTO_MINOR_2_1:
+		return rtrs_clt_check_conn_rsp_2_1(data, len, queue_depth, lim);
+	}
+	return -EPROTO;
 }
 
 /* Check one chunk descriptor and fill the chunks it holds from *@chunk. */

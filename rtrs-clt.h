@@ -52,7 +52,10 @@
  */
 #define RTRS_CLT_ADMIN_DEPTH		512
 
-/* Most scatterlist entries of one request, before the device's limits. */
+/*
+ * Most scatterlist entries of one request on a 2.0 path, before the
+ * device's limits; a 2.1 path's follow from its IO size.
+ */
 #define RTRS_CLT_MAX_SEGMENTS		128
 
 /* Most SGEs of one RDMA WRITE: data entries and the header buffer. */
@@ -60,6 +63,15 @@
 
 /* Largest header room (user message + IO header) the client accepts. */
 #define RTRS_CLT_MAX_HDR_SIZE		SZ_64K
+
+/* Smallest max_io_size a 2.1 server may offer: a page of data. */
+#define RTRS_CLT_MIN_IO_SIZE_2_1	SZ_4K
+
+/*
+ * Largest IO of a 2.1 path: its MRs map this much, whatever more the
+ * server offers.  Their page lists take 8 bytes a page, per request slot.
+ */
+#define RTRS_CLT_MAX_IO_SIZE_2_1	SZ_4M
 
 /*
  * A request in flight this long makes its connection send a probe (a
@@ -210,7 +222,10 @@ struct rtrs_rbuf {
  * @cm_err: 0 while connecting, 1 once established, or a negative errno
  * @cm_done: completed when @cm_err leaves 0
  * @recv_cqe: completion entry of the buffer-less receives
- * @rsp_ius: receive buffers, when the server announces new rkeys
+ * @rsp_ius: receive buffers, when the server announces new rkeys (2.0) or
+ *	on every connection (2.1): then each IU is a slot of @rsp_buf
+ * @rsp_buf: 2.1, @recv_num responses, one per receive, mapped at once
+ * @rsp_dma: 2.1, DMA address of @rsp_buf
  * @recv_num: number of receives kept posted
  * @poll_lock: makes concurrent rtrs_clt_rdma_cq_direct() calls on a poll
  *	connection skip, not race, each other
@@ -231,6 +246,8 @@ struct rtrs_clt_con {
 	struct completion	cm_done;
 	struct ib_cqe		recv_cqe;
 	struct rtrs_iu		*rsp_ius;
+	struct rtrs_msg_io_rsp	*rsp_buf;
+	dma_addr_t		rsp_dma;
 	u32			recv_num;
 	/* serialises polling of a poll connection */
 	spinlock_t		poll_lock;
@@ -243,9 +260,11 @@ struct rtrs_clt_con {
 /**
  * struct rtrs_clt_io_req - the slot of one request on one path
  * @con: connection the request was posted on
- * @iu: header buffer: user message, then READ or WRITE header
+ * @iu: header buffer: user message, then READ or WRITE header (2.0);
+ *	request header, then user message (2.1)
  * @mr: fast-registration MR of the user's scatterlist
- * @sge: SGEs of the request: its data entries and the header buffer
+ * @sge: SGEs of the request: its data entries and the header buffer (2.0),
+ *	or the header buffer and the data entries of an inline WRITE (2.1)
  * @wrs: RDMA WRITEs of the data entries that do not fit the last WRITE
  * @inv_cqe: completion entry of the LOCAL_INV of @mr
  * @sglist: the user's scatterlist
@@ -254,6 +273,8 @@ struct rtrs_clt_con {
  * @dir: DMA direction of @sglist
  * @data_len: bytes of data
  * @usr_len: bytes of user message
+ * @usr_off: where the user message starts in @iu: 0 on 2.0, where it
+ *	comes before the header; after the header on 2.1
  * @permit: the permit the request was sent with; a failover sends it
  *	again with the same permit and chunk on another path
  * @priv: the user's pointer for @conf
@@ -288,6 +309,7 @@ struct rtrs_clt_io_req {
 	enum dma_data_direction	dir;
 	u32			data_len;
 	u32			usr_len;
+	u32			usr_off;
 	struct rtrs_permit	*permit;
 	void			*priv;
 	void			(*conf)(void *priv, int err);
@@ -302,12 +324,15 @@ struct rtrs_clt_io_req {
 
 /**
  * struct rtrs_clt_limits - what a connection response tells of a path
- * @queue_depth: number of chunks, and so of requests in flight
+ * @queue_depth: number of requests in flight (2.0: of chunks)
  * @max_io_size: largest data length of a request
- * @max_hdr_size: header room of a chunk
- * @chunk_size: @max_io_size + @max_hdr_size
- * @off_bits: rtrs_imm_off_bits() of @queue_depth
- * @flags: %RTRS_MSG_NEW_RKEY_F or not
+ * @max_hdr_size: header room of a chunk (2.0), or of a request's SEND up
+ *	to the data of an inline WRITE (2.1)
+ * @max_inline_size: 2.1, largest data length of an inline WRITE (0: none);
+ *	0 for 2.0
+ * @chunk_size: 2.0, @max_io_size + @max_hdr_size; 0 for 2.1
+ * @off_bits: 2.0, rtrs_imm_off_bits() of @queue_depth; 0 for 2.1
+ * @flags: 2.0, %RTRS_MSG_NEW_RKEY_F or not; 0 for 2.1
  * @version: the protocol version the path speaks, as on the wire
  *	(major << 8 | minor); 0 before its first connection response
  */
@@ -316,10 +341,17 @@ struct rtrs_clt_limits {
 	u32		queue_depth;
 	u32		max_io_size;
 	u32		max_hdr_size;
+	u32		max_inline_size;
 	u32		chunk_size;
 	unsigned int	off_bits;
 	u32		flags;
 };
+
+/* Does a path of limits @lim speak protocol 2.1? */
+static inline bool rtrs_clt_lim_2_1(const struct rtrs_clt_limits *lim)
+{
+	return (lim->version & 0xff) == RTRS_PROTO_MINOR_2_1;
+}
 
 /**
  * struct rtrs_clt_path - one path of a client session
@@ -354,17 +386,23 @@ struct rtrs_clt_limits {
  * @info_err: result of the path info exchange
  * @info_why: what went wrong with it, for the failed open's line, or NULL
  * @err_logged: an error of this connect attempt logged its reason
+ * @max_minor: the protocol minor every connection of this connect attempt
+ *	asks for: the max_proto_minor module parameter when it began
  * @info_tx_iu: INFO_REQ buffer, freed after the teardown drained the QP
  * @info_rx_iu: INFO_RSP buffer, idem
  * @hb_cqe: completion entry of heartbeats and their acks
- * @reqs: request slots, one per permit
- * @rbufs: the server's chunks
+ * @reqs: request slots, one per permit: a 2.0 request takes the slot of
+ *	its permit's chunk, a 2.1 request the slot of its permit's mem_id,
+ *	which is its message id on the wire
+ * @rbufs: the server's chunks; NULL on a 2.1 path, which has none
  * @lim: what the server offered in its connection response: the path's
  *	queue depth, chunk and IO sizes; the session folds them into its
- *	own (rtrs_clt_sess_set_limits())
+ *	own (rtrs_clt_sess_set_limits()).  A 2.1 path's IO size is cut to
+ *	what its MRs map.
  * @max_pages_per_mr: pages one MR maps
- * @max_send_sge: SGEs of one RDMA WRITE on an IO connection
- * @max_write_wrs: RDMA WRITEs one WRITE request may take
+ * @max_send_sge: SGEs of one RDMA WRITE (2.0) or SEND (2.1) on an IO
+ *	connection
+ * @max_write_wrs: RDMA WRITEs one WRITE request may take (2.0); 1 for 2.1
  * @quarantine: permits standing for the chunks of requests that were in
  *	flight when the path failed; a server operation of the failed path
  *	may still own them.  Under &rtrs_clt_sess.chunks_lock
@@ -397,6 +435,7 @@ struct rtrs_clt_path {
 	int			info_err;
 	const char		*info_why;
 	bool			err_logged;
+	u8			max_minor;
 	struct rtrs_iu		*info_tx_iu;
 	struct rtrs_iu		*info_rx_iu;
 	struct ib_cqe		hb_cqe;
@@ -439,7 +478,7 @@ struct rtrs_clt_path {
  * @nr_poll_queues: poll connections per path
  * @queue_depth: number of permits; the same on every path
  * @max_io_size: smallest max_io_size of the paths
- * @max_segments: smallest segment limit of the paths
+ * @max_segments: smallest segment limit (pages per MR) of the paths
  * @priv: the user's pointer for @link_ev
  * @link_ev: the user's link event callback
  * @link_ev_mutex: serialises link events; protects @paths_up,
@@ -578,6 +617,7 @@ int rtrs_clt_submit(struct rtrs_clt_sess *clt, struct rtrs_clt_path *skip,
 		    unsigned int sg_cnt);
 void rtrs_clt_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_recv_iu_done(struct ib_cq *cq, struct ib_wc *wc);
+void rtrs_clt_recv_rsp_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_hb_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_probe_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_wd_work(struct work_struct *work);
@@ -619,8 +659,8 @@ static inline bool rtrs_clt_path_connected(struct rtrs_clt_path *path)
 }
 
 /* rtrs-clt-validate.c: checks of what the server sends. */
-int rtrs_clt_check_conn_rsp(const void *data, size_t len, u32 queue_depth,
-			    struct rtrs_clt_limits *lim);
+int rtrs_clt_check_conn_rsp(const void *data, size_t len, u8 max_minor,
+			    u32 queue_depth, struct rtrs_clt_limits *lim);
 int rtrs_clt_check_info_rsp(const void *buf, size_t len, u32 queue_depth,
 			    u32 chunk_size, struct rtrs_rbuf *rbufs);
 int rtrs_clt_check_io_rsp(u32 imm, u32 queue_depth, u32 *msg_id, int *errno);

@@ -31,11 +31,11 @@
 /* The minor of protocol 2.1, our own (Documentation/rtrs.rst). */
 #define RTRS_PROTO_MINOR_2_1	1
 /*
- * The highest minor this build speaks, and so asks for and agrees to.
- * It names 2.1 once both sides carry 2.1's data path; until then both
- * ask for and answer 2.0, and rtrs_proto_agree() is the only user.
+ * The highest minor this build speaks, and so asks for and agrees to by
+ * default: 2.1.  A module parameter of each side (max_proto_minor) may
+ * keep it to 2.0.
  */
-#define RTRS_PROTO_MINOR_MAX	RTRS_PROTO_VER_MINOR
+#define RTRS_PROTO_MINOR_MAX	RTRS_PROTO_MINOR_2_1
 #define RTRS_MAGIC		0x1BBD
 
 /* Protocol limits. */

@@ -13,6 +13,7 @@
  */
 #include <kunit/test.h>
 #include <linux/errno.h>
+#include <linux/sizes.h>
 #include <linux/string.h>
 
 #include "rtrs-clt-validate.c"
@@ -121,6 +122,7 @@ static void conn_rsp(struct kunit *test)
 		apply(&m, &c->p[i]);
 
 	KUNIT_ASSERT_EQ(test, rtrs_clt_check_conn_rsp(&m, c->len,
+						      RTRS_PROTO_MINOR_MAX,
 						      c->queue_depth, &lim),
 			c->want);
 	if (c->want)
@@ -133,13 +135,160 @@ static void conn_rsp(struct kunit *test)
 			lim.max_io_size + lim.max_hdr_size);
 	KUNIT_EXPECT_EQ(test, lim.off_bits, rtrs_imm_off_bits(lim.queue_depth));
 	KUNIT_EXPECT_EQ(test, lim.flags, le32_to_cpu(m.rsp.flags));
+	KUNIT_EXPECT_EQ(test, lim.max_inline_size, 0);
+}
+
+/* Connection response of a 2.1 path, to a client that asked for 2.1. */
+
+#define RSP21 struct rtrs_msg_conn_rsp_2_1
+#define RSP21_LEN sizeof(RSP21)
+#define MAX_IO21 SZ_1M
+#define HDR21 512
+#define INLINE21 4096
+#define VER21 (RTRS_PROTO_VER_MAJOR << 8 | RTRS_PROTO_MINOR_2_1)
+/* Smallest header room: a READ or WRITE request header. */
+#define MIN_HDR21 sizeof(struct rtrs_msg_io_req)
+
+struct rsp21_case {
+	const char *name;
+	size_t len;
+	u32 queue_depth;	/* of the first connection; 0: this is it */
+	struct patch p[2];
+	int want;
+	bool asked_2_0;		/* the client asked for 2.0, not 2.1 */
+};
+
+static const struct rsp21_case rsp21_cases[] = {
+	{ "valid", RSP21_LEN, 0, {}, 0 },
+	{ "valid, later connection", RSP21_LEN, QD, {}, 0 },
+	/* IB's CM pads private data with zeros to its full size. */
+	{ "longer private data", RSP_LEN, 0, {}, 0 },
+	{ "one byte short", RSP21_LEN - 1, 0, {}, -EMSGSIZE },
+	{ "magic, version and errno only", 6, 0, {}, -EMSGSIZE },
+	{ "one byte short of the errno", 5, 0, {}, -EMSGSIZE },
+	{ "magic off by one", RSP21_LEN, 0,
+	  { P16(RSP21, magic, RTRS_MAGIC + 1) }, -EPROTO },
+	{ "version 3.1", RSP21_LEN, 0, { P16(RSP21, version, 0x0301) },
+	  -EPROTONOSUPPORT },
+	{ "version 2.2, above the minor asked for", RSP21_LEN, 0,
+	  { P16(RSP21, version, 0x0202) }, -EPROTO },
+	{ "version 2.1 to a client that asked for 2.0", RSP21_LEN, 0, {},
+	  -EPROTO, true },
+	{ "errno -ENOMEM", RSP21_LEN, 0, { P16(RSP21, errno, (u16)-ENOMEM) },
+	  -EREMOTEIO },
+	{ "queue depth 0", RSP21_LEN, 0, { P16(RSP21, queue_depth, 0) },
+	  -ERANGE },
+	{ "queue depth 1", RSP21_LEN, 0, { P16(RSP21, queue_depth, 1) }, 0 },
+	/* No immediate to share bits with: any depth will do. */
+	{ "queue depth 0xffff", RSP21_LEN, 0,
+	  { P16(RSP21, queue_depth, 0xffff) }, 0 },
+	{ "queue depth other than the first connection's", RSP21_LEN,
+	  QD - 1, {}, -ERANGE },
+	{ "max IO size one byte short of a page", RSP21_LEN, 0,
+	  { P32(RSP21, max_io_size, 4095), P32(RSP21, max_inline_size, 0) },
+	  -ERANGE },
+	{ "max IO size of a page", RSP21_LEN, 0,
+	  { P32(RSP21, max_io_size, 4096) }, 0 },
+	{ "max IO size 0xffffffff", RSP21_LEN, 0,
+	  { P32(RSP21, max_io_size, 0xffffffff) }, 0 },
+	{ "header room 0", RSP21_LEN, 0, { P32(RSP21, max_hdr_size, 0) },
+	  -ERANGE },
+	{ "header room one short of a request header", RSP21_LEN, 0,
+	  { P32(RSP21, max_hdr_size, MIN_HDR21 - 1) }, -ERANGE },
+	{ "header room of a request header", RSP21_LEN, 0,
+	  { P32(RSP21, max_hdr_size, MIN_HDR21) }, 0 },
+	{ "header room at the limit", RSP21_LEN, 0,
+	  { P32(RSP21, max_hdr_size, RTRS_CLT_MAX_HDR_SIZE) }, 0 },
+	{ "header room beyond the limit", RSP21_LEN, 0,
+	  { P32(RSP21, max_hdr_size, RTRS_CLT_MAX_HDR_SIZE + 1) }, -ERANGE },
+	{ "no inline WRITE", RSP21_LEN, 0,
+	  { P32(RSP21, max_inline_size, 0) }, 0 },
+	{ "inline size of the max IO size", RSP21_LEN, 0,
+	  { P32(RSP21, max_inline_size, MAX_IO21) }, 0 },
+	{ "inline size one byte above the max IO size", RSP21_LEN, 0,
+	  { P32(RSP21, max_inline_size, MAX_IO21 + 1) }, -ERANGE },
+	{ "inline size 0xffffffff", RSP21_LEN, 0,
+	  { P32(RSP21, max_inline_size, 0xffffffff) }, -ERANGE },
+};
+
+static void rsp21_case_desc(const struct rsp21_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(rsp21, rsp21_cases, rsp21_case_desc);
+
+static void conn_rsp_2_1(struct kunit *test)
+{
+	const struct rsp21_case *c = test->param_value;
+	union {
+		struct rtrs_msg_conn_rsp_2_1 rsp;
+		u8 bytes[RSP_LEN];
+	} m = {};
+	struct rtrs_clt_limits lim;
+	u8 asked = c->asked_2_0 ? 0 : RTRS_PROTO_MINOR_2_1;
+	size_t i;
+
+	m.rsp.magic = cpu_to_le16(RTRS_MAGIC);
+	m.rsp.version = cpu_to_le16(VER21);
+	m.rsp.queue_depth = cpu_to_le16(QD);
+	m.rsp.max_io_size = cpu_to_le32(MAX_IO21);
+	m.rsp.max_hdr_size = cpu_to_le32(HDR21);
+	m.rsp.max_inline_size = cpu_to_le32(INLINE21);
+	for (i = 0; i < ARRAY_SIZE(c->p); i++)
+		apply(&m, &c->p[i]);
+
+	KUNIT_ASSERT_EQ(test, rtrs_clt_check_conn_rsp(&m, c->len, asked,
+						      c->queue_depth, &lim),
+			c->want);
+	if (c->want)
+		return;
+	KUNIT_EXPECT_EQ(test, lim.version, VER21);
+	KUNIT_EXPECT_TRUE(test, rtrs_clt_lim_2_1(&lim));
+	KUNIT_EXPECT_EQ(test, lim.queue_depth, le16_to_cpu(m.rsp.queue_depth));
+	KUNIT_EXPECT_EQ(test, lim.max_io_size, le32_to_cpu(m.rsp.max_io_size));
+	KUNIT_EXPECT_EQ(test, lim.max_hdr_size, le32_to_cpu(m.rsp.max_hdr_size));
+	KUNIT_EXPECT_EQ(test, lim.max_inline_size,
+			le32_to_cpu(m.rsp.max_inline_size));
+	KUNIT_EXPECT_EQ(test, lim.chunk_size, 0);
+	KUNIT_EXPECT_EQ(test, lim.off_bits, 0);
+	KUNIT_EXPECT_EQ(test, lim.flags, 0);
+}
+
+/* A 2.0 response to a client that asked for 2.1 is what mainline sends. */
+static void conn_rsp_2_0_to_2_1(struct kunit *test)
+{
+	struct rtrs_msg_conn_rsp rsp = {
+		.magic		= cpu_to_le16(RTRS_MAGIC),
+		.version	= cpu_to_le16(RTRS_PROTO_VER),
+		.queue_depth	= cpu_to_le16(QD),
+		.max_io_size	= cpu_to_le32(MAX_IO),
+		.max_hdr_size	= cpu_to_le32(HDR),
+		.flags		= cpu_to_le32(RTRS_MSG_NEW_RKEY_F),
+	};
+	struct rtrs_clt_limits lim;
+
+	KUNIT_ASSERT_EQ(test, rtrs_clt_check_conn_rsp(&rsp, sizeof(rsp),
+						      RTRS_PROTO_MINOR_2_1, 0,
+						      &lim), 0);
+	KUNIT_EXPECT_EQ(test, lim.version, RTRS_PROTO_VER);
+	KUNIT_EXPECT_FALSE(test, rtrs_clt_lim_2_1(&lim));
+	KUNIT_EXPECT_EQ(test, lim.chunk_size, MAX_IO + HDR);
+	KUNIT_EXPECT_EQ(test, lim.max_inline_size, 0);
+	KUNIT_EXPECT_EQ(test, lim.flags, RTRS_MSG_NEW_RKEY_F);
+	/* Short of the 2.0 layout, though long enough for 2.1's. */
+	KUNIT_EXPECT_EQ(test, rtrs_clt_check_conn_rsp(&rsp, RSP21_LEN,
+						      RTRS_PROTO_MINOR_2_1, 0,
+						      &lim), -EMSGSIZE);
 }
 
 static void conn_rsp_null(struct kunit *test)
 {
 	struct rtrs_clt_limits lim;
 
-	KUNIT_EXPECT_EQ(test, rtrs_clt_check_conn_rsp(NULL, 0, 0, &lim),
+	KUNIT_EXPECT_EQ(test, rtrs_clt_check_conn_rsp(NULL, 0,
+						      RTRS_PROTO_MINOR_MAX, 0,
+						      &lim),
 			-EMSGSIZE);
 }
 
@@ -528,6 +677,8 @@ static void io_rsp_2_1(struct kunit *test)
 
 static struct kunit_case rtrs_clt_validate_cases[] = {
 	KUNIT_CASE_PARAM(conn_rsp, rsp_gen_params),
+	KUNIT_CASE_PARAM(conn_rsp_2_1, rsp21_gen_params),
+	KUNIT_CASE(conn_rsp_2_0_to_2_1),
 	KUNIT_CASE(conn_rsp_null),
 	KUNIT_CASE_PARAM(info_rsp, info_gen_params),
 	KUNIT_CASE(io_rsp_types),
