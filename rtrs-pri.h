@@ -357,7 +357,8 @@ RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, max_inline_size, 16);
  *	response carries it back
  * @desc: the client's memory region: the server RDMA-writes a READ's data
  *	into it, RDMA-reads a WRITE's data from it; @desc.len is the data
- *	length, 1 to max_io_size
+ *	length, up to max_io_size.  A request with no data (a flush, a
+ *	close) names no region: length, address and key are all 0
  */
 struct rtrs_msg_io_req {
 	__le16	type;

@@ -618,7 +618,7 @@ static void rtrs_srv_post_rsp_2_1(struct rtrs_srv_con *con,
 	struct rtrs_srv_path *path = con_to_path(con);
 	struct rtrs_srv_rsp_wrs w = {};
 	struct ib_send_wr *first = NULL, **tail = &first;
-	bool data = op->dir == READ && !status;
+	bool data = op->dir == READ && !status && op->data_len;
 	unsigned long flags;
 	int err;
 

@@ -240,6 +240,11 @@ static void rtrs_srv_start(struct rtrs_srv_path *path, struct rtrs_srv_op *op)
 				 op->data_len);
 		return;
 	}
+	/* No data, no region: a page of no use to the user stands for it. */
+	if (!op->data_len) {
+		rtrs_srv_to_user(path, op, page_address(op->rbuf->page), 0);
+		return;
+	}
 	if (op->dir == READ)
 		op->data_cqe.done = rtrs_srv_data_sent;
 	op->pool_req.size = op->data_len;
@@ -328,7 +333,7 @@ static void rtrs_srv_req(struct rtrs_srv_con *con, struct rtrs_srv_rbuf *rb,
 	op->off = io.usr_len;
 	op->data_len = io.data_len;
 	op->dir = io.type == RTRS_MSG_READ_REQ ? READ : WRITE;
-	op->sg_cnt = io.type == RTRS_MSG_WRITE_INLINE ? 0 : 1;
+	op->sg_cnt = io.type != RTRS_MSG_WRITE_INLINE && io.data_len;
 	op->need_inval = op->sg_cnt;
 	op->desc.addr = cpu_to_le64(io.addr);
 	op->desc.key = cpu_to_le32(io.rkey);
@@ -432,7 +437,7 @@ void rtrs_srv_end_waiting_2_1(struct rtrs_srv_path *path)
 		struct rtrs_srv_op *op = &path->ops[i];
 
 		if (!test_bit(0, &op->busy) || !op->pool_req.user ||
-		    op->type == RTRS_MSG_WRITE_INLINE)
+		    op->type == RTRS_MSG_WRITE_INLINE || !op->data_len)
 			continue;
 		if (rtrs_srv_pool_cancel(&op->pool_req) ||
 		    cancel_work_sync(&op->run_work))

@@ -346,7 +346,10 @@ static int rtrs_srv_check_mr_req_2_1(const void *buf, size_t len,
 	err = rtrs_srv_check_usr_2_1(sizeof(req), len, lim, io);
 	if (err)
 		return err;
-	if (!io->data_len || io->data_len > lim->max_io_size)
+	/* A request with no data names no region: length, address, key 0. */
+	if (!io->data_len && (io->addr || io->rkey))
+		return -ERANGE;
+	if (io->data_len > lim->max_io_size)
 		return -ERANGE;
 	/* Nothing the protocol defines follows the user message. */
 	if (len != sizeof(req) + io->usr_len)
@@ -395,8 +398,9 @@ static int rtrs_srv_check_inline_2_1(const void *buf, size_t len,
  * @lim->max_hdr_size, and the message id is below @lim->queue_depth.
  *
  * A READ_REQ or WRITE_REQ ends right after the user message: its data,
- * 1 to @lim->max_io_size bytes, is in the client's memory region, whose
- * end, address plus length, must fit in 64 bits.
+ * up to @lim->max_io_size bytes, is in the client's memory region, whose
+ * end, address plus length, must fit in 64 bits.  One with no data (rnbd's
+ * flushes and closes) names no region: address and key are 0 as well.
  *
  * A WRITE_INLINE's data, 1 to @lim->max_inline_size bytes, starts at
  * offset @lim->max_hdr_size and ends where the SEND ends.
@@ -409,8 +413,9 @@ static int rtrs_srv_check_inline_2_1(const void *buf, size_t len,
  * %RTRS_MSG_WRITE_REQ and %RTRS_MSG_WRITE_INLINE, or a SEND longer than
  * its request; -ERANGE for a header and user message beyond
  * @lim->max_hdr_size, a message id not below @lim->queue_depth, a data
- * length of 0 or beyond its limit, or a memory region whose end does not
- * fit in 64 bits.  On error @io holds what was read so far.
+ * length beyond its limit (or of 0 for an inline WRITE, or with a region
+ * named), or a memory region whose end does not fit in 64 bits.  On
+ * error @io holds what was read so far.
  */
 int rtrs_srv_check_io_req_2_1(const void *buf, size_t len,
 			      const struct rtrs_srv_limits_2_1 *lim,

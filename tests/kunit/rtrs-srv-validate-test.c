@@ -461,7 +461,7 @@ struct io21_case {
 	const char *name;
 	u16 type;		/* of the valid request the case starts from */
 	long len_delta;		/* bytes received beyond the valid request */
-	struct patch p[2];
+	struct patch p[3];
 	u32 max_hdr;		/* 0: HDR21 */
 	u32 max_inline;		/* 0: INLINE21 */
 	int want;
@@ -555,6 +555,19 @@ static const struct io21_case io21_cases[] = {
 
 	/* Data length of a READ_REQ or WRITE_REQ. */
 	{ "READ_REQ, data length 0", RDQ, 0, { P32(IOREQ, desc.len, 0) }, 0, 0,
+	  -ERANGE },
+	/* No data, as rnbd's close and flush: no region, all of it 0. */
+	{ "READ_REQ, no data and no region", RDQ, 0,
+	  { P32(IOREQ, desc.len, 0), P64(IOREQ, desc.addr, 0),
+	    P32(IOREQ, desc.key, 0) }, 0, 0, 0 },
+	{ "WRITE_REQ, no data and no region", WRQ, 0,
+	  { P32(IOREQ, desc.len, 0), P64(IOREQ, desc.addr, 0),
+	    P32(IOREQ, desc.key, 0) }, 0, 0, 0 },
+	{ "READ_REQ, no data but a key", RDQ, 0,
+	  { P32(IOREQ, desc.len, 0), P64(IOREQ, desc.addr, 0) }, 0, 0,
+	  -ERANGE },
+	{ "WRITE_REQ, no data but an address", WRQ, 0,
+	  { P32(IOREQ, desc.len, 0), P32(IOREQ, desc.key, 0) }, 0, 0,
 	  -ERANGE },
 	{ "READ_REQ, data length 1", RDQ, 0, { P32(IOREQ, desc.len, 1) }, 0, 0,
 	  0 },
