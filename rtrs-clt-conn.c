@@ -21,8 +21,10 @@
 struct rtrs_ib_dev_pool rtrs_clt_dev_pool;
 
 /*
- * The highest protocol minor a path asks for: 1 for 2.1, 0 to speak 2.0
- * with every server.  Read when a path (re)connects.
+ * The highest protocol minor a session's paths ask for: 1 for 2.1, 0 to
+ * speak 2.0 with every server.  Read when a session is opened, so that
+ * every path of it, reconnects included, asks the same: a server session
+ * speaks one version.
  */
 static int rtrs_clt_set_max_minor(const char *val,
 				  const struct kernel_param *kp)
@@ -35,11 +37,11 @@ static const struct kernel_param_ops rtrs_clt_max_minor_ops = {
 	.get	= param_get_uint,
 };
 
-static unsigned int rtrs_clt_max_minor = RTRS_PROTO_MINOR_MAX;
+unsigned int rtrs_clt_max_minor = RTRS_PROTO_MINOR_MAX;
 module_param_cb(max_proto_minor, &rtrs_clt_max_minor_ops,
 		&rtrs_clt_max_minor, 0644);
 MODULE_PARM_DESC(max_proto_minor,
-		 "Highest protocol minor asked for: 1 for 2.1, 0 for 2.0 only; for paths that connect after a change (default 1)");
+		 "Highest protocol minor asked for: 1 for 2.1, 0 for 2.0 only; for sessions opened after a change (default 1)");
 
 /*
  * Send queue entries a READ takes: REG_MR (after a LOCAL_INV where local
@@ -504,9 +506,9 @@ int rtrs_clt_con_connect(struct rtrs_clt_path *path, unsigned int cid)
 
 	lockdep_assert_held(&path->init_mutex);
 
-	/* Every connection of this attempt asks for what the first asked. */
+	/* Every connection of every path asks for what the session asks. */
 	if (!cid)
-		path->max_minor = READ_ONCE(rtrs_clt_max_minor);
+		path->max_minor = path->clt->max_minor;
 	con = rtrs_clt_con_alloc(path, cid);
 	if (!con)
 		return -ENOMEM;

@@ -49,6 +49,7 @@ static struct rtrs_clt_sess *rtrs_clt_sess_alloc(struct rtrs_clt_ops *ops,
 		return NULL;
 	}
 	uuid_gen(&clt->paths_uuid);
+	clt->max_minor = READ_ONCE(rtrs_clt_max_minor);
 	strscpy(clt->sessname, sessname, sizeof(clt->sessname));
 	clt->mp_policy = RTRS_CLT_MP_MIN_INFLIGHT;
 	clt->port = port;

@@ -387,7 +387,7 @@ static inline bool rtrs_clt_lim_2_1(const struct rtrs_clt_limits *lim)
  * @info_why: what went wrong with it, for the failed open's line, or NULL
  * @err_logged: an error of this connect attempt logged its reason
  * @max_minor: the protocol minor every connection of this connect attempt
- *	asks for: the max_proto_minor module parameter when it began
+ *	asks for: its session's (&rtrs_clt_sess.max_minor)
  * @info_tx_iu: INFO_REQ buffer, freed after the teardown drained the QP
  * @info_rx_iu: INFO_RSP buffer, idem
  * @hb_cqe: completion entry of heartbeats and their acks
@@ -461,6 +461,8 @@ struct rtrs_clt_path {
  * @frozen: rtrs_clt_close() has begun: no path is added or removed
  * @removing: remove_path writes under way
  * @removing_done: rtrs_clt_close() waits there for @removing to drop to 0
+ * @max_minor: the protocol minor its paths ask for, the client's
+ *	max_proto_minor when the session was opened
  * @mp_policy: &enum rtrs_clt_mp_policy; read locklessly per request
  * @rr_seq: per-CPU round-robin position
  * @paths_list: the paths; RCU for readers, @paths_mutex for writers
@@ -509,6 +511,7 @@ struct rtrs_clt_sess {
 	bool			frozen;
 	unsigned int		removing;
 	wait_queue_head_t	removing_done;
+	u8			max_minor;
 	int			mp_policy;
 	unsigned int __percpu	*rr_seq;
 	struct list_head	paths_list;
@@ -601,6 +604,7 @@ void rtrs_clt_path_schedule_reconnect(struct rtrs_clt_path *path,
 
 /* rtrs-clt-conn.c: one connection and its CM events. */
 extern struct rtrs_ib_dev_pool rtrs_clt_dev_pool;
+extern unsigned int rtrs_clt_max_minor;
 int rtrs_clt_con_connect(struct rtrs_clt_path *path, unsigned int cid);
 void rtrs_clt_con_stop(struct rtrs_clt_con *con);
 void rtrs_clt_con_free(struct rtrs_clt_path *path, unsigned int cid);
