@@ -138,9 +138,9 @@ static void rtrs_srv_run_buffered(struct rtrs_srv_path *path,
 {
 	int err;
 
-	/* As in 2.0, a READ's user hears of no data length. */
+	/* A READ's user fills the buffer: it hears its length. */
 	if (op->dir == READ) {
-		rtrs_srv_to_user(path, op, op->pool_req.buf, 0);
+		rtrs_srv_to_user(path, op, op->pool_req.buf, op->data_len);
 		return;
 	}
 	err = rtrs_srv_pull(path, op);

@@ -733,7 +733,8 @@ static void io_req_2_1(struct kunit *test)
 			get_unaligned_le32(msg + offsetof(IOREQ, desc.len)));
 	KUNIT_EXPECT_EQ(test, io.addr,
 			get_unaligned_le64(msg + offsetof(IOREQ, desc.addr)));
-	KUNIT_EXPECT_EQ(test, io.rkey, RKEY21);
+	KUNIT_EXPECT_EQ(test, io.rkey,
+			get_unaligned_le32(msg + offsetof(IOREQ, desc.key)));
 }
 
 static struct kunit_case rtrs_srv_validate_cases[] = {
