@@ -446,20 +446,34 @@ guest_pair pair 1800 two-guests $interop
 # ---- results -----------------------------------------------------------
 
 # One result per KUnit case: the indented "ok"/"not ok" lines of a suite.
+# The kernel keeps a case's log in a small buffer, and a case that logs
+# much can push its own result line out of the file: the suite's plan
+# ("1..N") and its own verdict catch the cases lost that way.
 ktap_cases() {
 	local suite=$1 file=$2
 	awk -v suite="$suite" '
+		/^    1\.\.[0-9]+$/ && !plan { plan = substr($0, 8) + 0 }
+		/^not ok [0-9]+ / { failed = 1 }
 		/^    (not )?ok [0-9]+ / {
 			line = $0
 			sub(/^    /, "", line)
 			verdict = (line ~ /^not ok/) ? "FAIL" : "PASS"
+			nfail += verdict == "FAIL"
 			sub(/^(not )?ok [0-9]+ (- )?/, "", line)
+			n++
 			if (line ~ /# SKIP/)
 				next
 			print verdict " kunit/" suite "/" line
-			n++
 		}
-		END { if (!n) print "FAIL kunit/" suite ": no test case ran" }
+		END {
+			if (!n)
+				print "FAIL kunit/" suite ": no test case ran"
+			else if (plan > n)
+				print "FAIL kunit/" suite ": " plan - n " of " \
+				      plan " case results lost from the log"
+			else if (failed && !nfail)
+				print "FAIL kunit/" suite ": failed, no case says why"
+		}
 	' "$file"
 }
 
