@@ -277,23 +277,40 @@ srv_cells() {
 	return $rc
 }
 
-# cell_lines_of CELL: transport lines from CELL's mark to the next mark.
-cell_lines_of() {
-	awk -v m="rtrs-peer: cell $1" '
-		index($0, m) && !on { on = 1; next }
-		on && /rtrs-peer: cell/ { exit }
+# cells_tally: for each cell the peer played, whether it said ok
+# (CELL_OK) and how many transport lines the kernel log has from its mark
+# to the next mark (CELL_LINES), read once from peer.log and cells.log
+# for all the checks of cell_result.
+declare -A CELL_OK CELL_LINES
+cells_tally() {
+	local cell n
+	CELL_OK=()
+	CELL_LINES=()
+	while read -r cell; do
+		[ -n "$cell" ] && CELL_OK[$cell]=1
+	done <<<"$(sed -n 's/^rtrs-peer: cell \(m:.*\): ok$/\1/p' "$RESULTS/peer.log")"
+	while read -r cell n; do
+		[ -n "$cell" ] && CELL_LINES[$cell]=$n
+	done <<<"$(awk '
+		/rtrs-peer: cell m:/ {
+			if (on) print cell, n + 0
+			cell = substr($0, index($0, "rtrs-peer: cell ") + 16)
+			if (cell in seen) { on = 0; next }
+			seen[cell] = on = 1; n = 0; next
+		}
+		on && /rtrs-peer: cell/ { print cell, n + 0; on = 0; next }
 		on && /(rtrs_core|rtrs_client|rtrs_server): / { n++ }
-		END { print n + 0 }' "$RESULTS/cells.log"
+		END { if (on) print cell, n + 0 }' "$RESULTS/cells.log" 2>/dev/null)"
 }
 
 # cell_result CELL: the peer saw what the table says, and the kernel log
-# grew by what the cell may cost.
+# grew by what the cell may cost (cells_tally has read both logs).
 cell_result() {
 	local n min=1 max=$CELL_MAX_LINES
 	case $1 in *:keep) min=0 max=0 ;; esac
-	grep -qxF "rtrs-peer: cell $1: ok" "$RESULTS/peer.log" ||
+	[ -n "${CELL_OK[$1]:-}" ] ||
 		{ grep -F "cell $1" "$RESULTS/peer.log"; return 1; }
-	n=$(cell_lines_of "$1")
+	n=${CELL_LINES[$1]:-0}
 	echo "rtrs log lines: $n"
 	[ "$n" -ge $min ] && [ "$n" -le "$max" ]
 }
@@ -473,16 +490,18 @@ for c in ${HOSTILE_IO_CASES:-imm-type chunk-id chunk-off usr-len \
 done
 mapfile -t CELLS <<<"$(srv_cell_list)"
 check "the peer plays the server's table" srv_cells "${CELLS[@]}"
-for c in "${CELLS[@]}"; do
-	IFS=: read -r _ st msg con want <<<"$c"
-	check "server: $msg on connection $con, path $st: $want" cell_result "$c"
-done
 check "no request reached the user outside its session" \
 	test "$(cat /sys/module/rtrs_test_srv/parameters/ios_outside_session)" -eq 0
 check "the good client of part A closes" good_stop
 IDLE_SESS=
 IDLE_QPS=$BASE_QPS
 check "server idle after part A" wait_for 20 server_idle
+# The cells' results are in the logs: read them with part A's IO stopped.
+cells_tally
+for c in "${CELLS[@]}"; do
+	IFS=: read -r _ st msg con want <<<"$c"
+	check "server: $msg on connection $con, path $st: $want" cell_result "$c"
+done
 
 # A path whose connections never all come.
 check "a half-built path does not block others" partial_held
