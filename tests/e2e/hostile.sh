@@ -27,7 +27,16 @@ GOOD="ip:$PAIR_A@ip:$PAIR_B"
 MAX_LINES=${HOSTILE_MAX_LINES:-6}
 
 
-qps() { rdma res show qp | wc -l; }
+# qps_into VAR: set VAR to the number of queue pairs rdma lists (the
+# lines of its output), with no process but rdma's: server_idle runs
+# often, and every process counts under TCG.
+qps_into() {
+	local out nl
+	out=$(rdma res show qp)
+	nl=${out//[!$'\n']/}
+	printf -v "$1" %d $(( ${#out} ? ${#nl} + 1 : 0 ))
+}
+qps() { local n; qps_into n; echo "$n"; }
 qps_above() { [ "$(qps)" -gt "$1" ]; }
 
 # peer ARGS...: run the peer, its output appended to peer.log in the
@@ -48,13 +57,17 @@ IDLE_SESS=
 IDLE_QPS=
 
 # server_idle: the server has no session, queue pair or test server
-# session beyond the good client's.
+# session beyond the good client's.  Builtins but for rdma: it is polled.
 server_idle() {
-	local sessions
-	sessions=$(find "$SRV" -mindepth 1 -maxdepth 1 -printf '%f\n' | xargs)
-	[ "$sessions" = "$IDLE_SESS" ] && [ "$(qps)" -eq "$IDLE_QPS" ] &&
-		[ "$(cat /sys/module/rtrs_test_srv/parameters/sessions_connected)" -eq \
-			"$(echo "$IDLE_SESS" | wc -w)" ]
+	local s sessions=() idle n
+	for s in "$SRV"/*; do
+		[ -e "$s" ] && sessions+=("${s##*/}")
+	done
+	[ "${sessions[*]}" = "$IDLE_SESS" ] || return 1
+	qps_into n
+	[ "$n" -eq "$IDLE_QPS" ] || return 1
+	read -r n </sys/module/rtrs_test_srv/parameters/sessions_connected &&
+		read -ra idle <<<"$IDLE_SESS" && [ "$n" -eq "${#idle[@]}" ]
 }
 
 path_connected() {
