@@ -422,18 +422,54 @@ static int post_send(struct con *c, enum ibv_wr_opcode op, __u32 imm,
 	return ibv_post_send(c->id->qp, &wr, &bad);
 }
 
-/* A signaled send and its completion. */
+static void srv_accept(struct rdma_cm_id *id);
+
+/*
+ * Take one CM event within @ms, as next_event() does; as a server, accept
+ * a connect request at once (the listener's are ours to answer).
+ */
+static void take_event(int ms)
+{
+	enum rdma_cm_event_type type;
+	struct rdma_cm_id *id;
+
+	if (!next_event(ms, &id, &type) &&
+	    type == RDMA_CM_EVENT_CONNECT_REQUEST)
+		srv_accept(id);
+}
+
+/*
+ * A signaled send and its completion: its status, or -1 when none came
+ * within WAIT_MS or @c was disconnected first.  A peer that closed the
+ * connection may have destroyed its QP before acknowledging the send,
+ * which rxe then retries as long as the retry count lets it, for ever with
+ * the 7 of our connect requests: the disconnect tells that no completion
+ * is coming.  CM events are taken meanwhile (take_event()).
+ */
 static int send_sync(struct con *c, enum ibv_wr_opcode op, __u32 imm,
 		     size_t off, size_t len, __u64 raddr, __u32 rkey)
 {
+	long end = now_ms() + WAIT_MS;
 	struct ibv_wc wc;
+	int n;
 
 	if (post_send(c, op, imm, off, len, raddr, rkey, 1))
 		return -1;
-	while (poll_one(c, &wc, WAIT_MS) >= 0)
-		if (wc.opcode != IBV_WC_RECV &&
-		    wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
-			return wc.status;
+	while (now_ms() < end) {
+		n = ibv_poll_cq(c->cq, 1, &wc);
+		if (n < 0)
+			die("ibv_poll_cq");
+		if (n) {
+			if (wc.opcode != IBV_WC_RECV &&
+			    wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
+				return wc.status;
+			continue;
+		}
+		/* The CQ has been polled since the disconnect was taken. */
+		if (c->disconnected)
+			break;
+		take_event(1);
+	}
 	return -1;
 }
 
@@ -1361,33 +1397,6 @@ static void srv_accept(struct rdma_cm_id *id)
 		die("rdma_accept");
 }
 
-/*
- * Send the INFO_RSP of @len bytes on connection 0 and wait for its
- * completion, taking connect requests meanwhile, until connection 0
- * goes: a client that a cell's message made drop the path before the
- * INFO_RSP came leaves it to rxe's endless retries.
- */
-static int srv_send_info(size_t len)
-{
-	struct con *c = &P.con[0];
-	long end = now_ms() + WAIT_MS;
-	enum rdma_cm_event_type type;
-	struct rdma_cm_id *id;
-	struct ibv_wc wc;
-
-	if (post_send(c, IBV_WR_SEND, 0, 0, len, 0, 0, 1))
-		return -1;
-	while (now_ms() < end && !c->disconnected) {
-		if (poll_one(c, &wc, 10) >= 0 && wc.opcode != IBV_WC_RECV &&
-		    wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
-			return wc.status;
-		if (!next_event(0, &id, &type) &&
-		    type == RDMA_CM_EVENT_CONNECT_REQUEST)
-			srv_accept(id);
-	}
-	return -1;
-}
-
 static void srv_info_rsp(void)
 {
 	struct info_rsp *rsp = (void *)(P.buf + SEND_OFF);
@@ -1414,7 +1423,12 @@ static void srv_info_rsp(void)
 	len = sizeof(*rsp) + n * sizeof(rsp->desc[0]);
 	if (is("info-short"))
 		len -= sizeof(rsp->desc[0]);
-	if (srv_send_info(len))
+	/*
+	 * Connect requests are taken meanwhile; a client that a cell's
+	 * message made drop the path before the INFO_RSP came leaves it to
+	 * rxe's retries, and the wait to the disconnect.
+	 */
+	if (send_sync(&P.con[0], IBV_WR_SEND, 0, 0, len, 0, 0))
 		say("INFO_RSP send did not complete");
 }
 
@@ -1572,8 +1586,6 @@ static void srv_listen(void)
 static int serve_session(const char *name)
 {
 	long end = now_ms() + 3 * WAIT_MS;
-	enum rdma_cm_event_type type;
-	struct rdma_cm_id *id;
 	int info_done = 0, io_done = 0, hb_sent = 0, hb_acked = 0;
 	int cell = !strncmp(name, "m:", 2);
 	long info_ms = 0;
@@ -1587,9 +1599,7 @@ static int serve_session(const char *name)
 		return 2;
 	}
 	while (now_ms() < end) {
-		if (!next_event(10, &id, &type) &&
-		    type == RDMA_CM_EVENT_CONNECT_REQUEST)
-			srv_accept(id);
+		take_event(10);
 		if (cell && P.con[0].id && !info_done)
 			srv_cell_send("early");
 		if (!info_done && P.con[0].id &&
