@@ -162,10 +162,26 @@ shared_chunk() {
 	return $rc
 }
 
+# release START: end the hold of the peer started when peer.log had START
+# lines, with SIGUSR1 to the pid its "holding" line gives (none of an
+# earlier peer's lines).  Without it the hold lasts the time it was
+# given, its upper bound.
+release() {
+	local pid
+	pid=$(tail -n +$(($1 + 1)) "$RESULTS/peer.log" |
+		sed -n 's/^rtrs-peer: .*holding .*, pid \([0-9][0-9]*\)$/\1/p')
+	pid=${pid##*$'\n'}
+	if [ -z "$pid" ] || ! kill -USR1 "$pid" 2>/dev/null; then
+		echo "no peer to release"
+	fi
+}
+
 # partial_held: while connection 1 of 2 is held open, a new session
-# opens and gets verified IO; the half path goes when the peer drops it.
+# opens and gets verified IO; the half path goes when the peer drops it,
+# released once the good client has stopped (40 s at most).
 partial_held() {
-	local pid rc=0 t0
+	local pid rc=0 t0 start
+	start=$(wc -l <"$RESULTS/peer.log")
 	peer client "$PAIR_B" "$PAIR_A" 1234 partial 40 &
 	pid=$!
 	wait_for 20 qps_above "$IDLE_QPS" || rc=1
@@ -174,6 +190,7 @@ partial_held() {
 	echo "session opened in $(( $(date +%s) - t0 )) s"
 	kill -0 "$pid" || { echo "the peer had let go before"; rc=1; }
 	good_stop || rc=1
+	release "$start"
 	wait "$pid" || rc=1
 	wait_for 30 server_idle || rc=1
 	return $rc
@@ -184,7 +201,8 @@ partial_held() {
 # one connection of two each and holds them: the server takes no more
 # than BUDGET, its memory grows by less than five sessions' chunks would
 # take (no chunk before an INFO_REQ), and a new session from another
-# address opens and gets verified IO meanwhile.
+# address opens and gets verified IO meanwhile.  The peer holds them
+# until that session has stopped (30 s at most).
 PER_CLIENT=/sys/module/rtrs_server/parameters/setup_cons_per_client
 mem_avail_kb() { awk '/^MemAvailable:/ { print $2 }' /proc/meminfo; }
 half_held() { tail -n +"$1" "$RESULTS/peer.log" | grep -q "^rtrs-peer: half sessions: "; }
@@ -208,6 +226,7 @@ half_flood() {
 	[ $((before - during)) -lt $((64 * 1024)) ] || rc=1
 	good_start || rc=1
 	good_stop || rc=1
+	release "$start"
 	wait "$pid" || rc=1
 	echo "$old" >"$PER_CLIENT"
 	wait_for 60 server_idle || rc=1

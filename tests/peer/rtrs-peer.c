@@ -38,7 +38,9 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +73,7 @@
 #define SEND_DEPTH		128
 #define BUF_SIZE		(1024 * 1024)
 #define WAIT_MS			20000
+#define HOLD_STEP_MS		100
 
 /* Connect request private data: 56 bytes, little-endian. */
 struct conn_req {
@@ -583,6 +586,38 @@ static int expect_open(int ms)
 	return 0;
 }
 
+/*
+ * SIGUSR1: the scenario is done with what needed a hold.  A lock-free
+ * atomic, as a signal handler may set.
+ */
+static atomic_int released;
+
+static void on_release(int sig)
+{
+	(void)sig;
+	released = 1;
+}
+
+/*
+ * Hold for up to @ms, taking CM events, until SIGUSR1 comes or, with
+ * @until_closed, a connection closes.  No wait is longer than
+ * HOLD_STEP_MS, so that a signal which comes between the test of the flag
+ * and poll() is seen at the next step.
+ */
+static void hold(long ms, int until_closed)
+{
+	long start = now_ms(), left;
+	enum rdma_cm_event_type type;
+	struct rdma_cm_id *id;
+
+	while (!released && !(until_closed && any_disconnected()) &&
+	       (left = start + ms - now_ms()) > 0)
+		next_event(left < HOLD_STEP_MS ? left : HOLD_STEP_MS, &id,
+			   &type);
+	if (released)
+		say("released after %ld ms", now_ms() - start);
+}
+
 static __u32 imm(__u32 type, __u32 payload)
 {
 	return type << IMM_PAYLOAD_BITS | (payload & ((1u << 28) - 1));
@@ -675,18 +710,16 @@ static int case_req_field(const char *name)
 
 /*
  * "half-N": connection 1 of 2 of N sessions, each new, held open for
- * P.hold seconds.  The server may refuse some (its budget of connections
- * of paths being set up); those it takes must stay open meanwhile.
- * Says how many it took, and "holding" once all were tried.
+ * P.hold seconds, or until SIGUSR1.  The server may refuse some (its
+ * budget of connections of paths being set up); those it takes must stay
+ * open meanwhile.  Says how many it took, and "holding" with the pid to
+ * signal once all were tried.
  */
 static int case_half(unsigned int n)
 {
 	struct con *cs = calloc(n, sizeof(*cs));
 	unsigned int i, taken = 0, refused = 0, closed = 0;
-	enum rdma_cm_event_type type;
-	struct rdma_cm_id *id;
 	struct conn_req req;
-	long end;
 	int r;
 
 	if (!cs)
@@ -699,11 +732,9 @@ static int case_half(unsigned int n)
 		taken += r == 0;
 		refused += r == 1;
 	}
-	say("half sessions: %u taken, %u refused, %u failed; holding %u s",
-	    taken, refused, n - taken - refused, P.hold);
-	end = now_ms() + P.hold * 1000L;
-	while (now_ms() < end)
-		next_event(end - now_ms(), &id, &type);
+	say("half sessions: %u taken, %u refused, %u failed; holding %u s, pid %d",
+	    taken, refused, n - taken - refused, P.hold, (int)getpid());
+	hold(P.hold * 1000L, 0);
 	for (i = 0; i < n; i++) {
 		closed += cs[i].established && cs[i].disconnected;
 		if (cs[i].id)
@@ -714,13 +745,18 @@ static int case_half(unsigned int n)
 	return taken + refused == n && !closed ? 0 : 1;
 }
 
-/* Connection 1 of 2 only, held open for P.hold seconds, then dropped. */
+/*
+ * Connection 1 of 2 only, held open for P.hold seconds or until SIGUSR1,
+ * then dropped.
+ */
 static int case_partial(void)
 {
 	if (connect_con(1, 2))
 		return 1;
-	say("holding connection 1 of 2 for %u s", P.hold);
-	if (expect_open(P.hold * 1000))
+	say("holding connection 1 of 2 for %u s, pid %d", P.hold,
+	    (int)getpid());
+	hold(P.hold * 1000L, 1);
+	if (expect_open(0))
 		return 1;
 	rdma_disconnect(P.con[1].id);
 	return 0;
@@ -1806,10 +1842,17 @@ static void teardown(void)
 
 int main(int argc, char **argv)
 {
+	struct sigaction sa = {
+		.sa_handler = on_release,
+		.sa_flags = SA_RESTART,
+	};
 	int r;
 
 	const char *name;
 
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL))
+		die("sigaction");
 	P.ch = rdma_create_event_channel();
 	if (!P.ch)
 		die("rdma_create_event_channel");
