@@ -27,7 +27,16 @@ GOOD="ip:$PAIR_A@ip:$PAIR_B"
 MAX_LINES=${HOSTILE_MAX_LINES:-6}
 
 
-qps() { rdma res show qp | wc -l; }
+# qps_into VAR: set VAR to the number of queue pairs rdma lists (the
+# lines of its output), with no process but rdma's: server_idle runs
+# often, and every process counts under TCG.
+qps_into() {
+	local out nl
+	out=$(rdma res show qp)
+	nl=${out//[!$'\n']/}
+	printf -v "$1" %d $(( ${#out} ? ${#nl} + 1 : 0 ))
+}
+qps() { local n; qps_into n; echo "$n"; }
 qps_above() { [ "$(qps)" -gt "$1" ]; }
 
 # peer ARGS...: run the peer, its output appended to peer.log in the
@@ -48,13 +57,17 @@ IDLE_SESS=
 IDLE_QPS=
 
 # server_idle: the server has no session, queue pair or test server
-# session beyond the good client's.
+# session beyond the good client's.  Builtins but for rdma: it is polled.
 server_idle() {
-	local sessions
-	sessions=$(find "$SRV" -mindepth 1 -maxdepth 1 -printf '%f\n' | xargs)
-	[ "$sessions" = "$IDLE_SESS" ] && [ "$(qps)" -eq "$IDLE_QPS" ] &&
-		[ "$(cat /sys/module/rtrs_test_srv/parameters/sessions_connected)" -eq \
-			"$(echo "$IDLE_SESS" | wc -w)" ]
+	local s sessions=() idle n
+	for s in "$SRV"/*; do
+		[ -e "$s" ] && sessions+=("${s##*/}")
+	done
+	[ "${sessions[*]}" = "$IDLE_SESS" ] || return 1
+	qps_into n
+	[ "$n" -eq "$IDLE_QPS" ] || return 1
+	read -r n </sys/module/rtrs_test_srv/parameters/sessions_connected &&
+		read -ra idle <<<"$IDLE_SESS" && [ "$n" -eq "${#idle[@]}" ]
 }
 
 path_connected() {
@@ -67,16 +80,42 @@ no_io_errors() {
 		{ echo "io_errors $(counter io_errors) verify_errors $(counter verify_errors)"; return 1; }
 }
 
+# uptime_cs VAR: set VAR to the seconds since boot, in hundredths.
+uptime_cs() {
+	local up
+	read -r up _ </proc/uptime
+	printf -v "$1" %d $((10#${up/./}))
+}
+
+# ios_move: verified write-read pairs complete within a second, as
+# ios_grow 1 has them, but this returns as soon as one has: the window is
+# a second at most, the last read at least a second after the first.  It
+# is taken after every case; it reads the counter with read, every 0.2 s.
+ios_move() {
+	local a b t0 t
+	read -r a <"$PARAMS/ios" || return 1
+	uptime_cs t0
+	while :; do
+		uptime_cs t
+		read -r b <"$PARAMS/ios" || return 1
+		[ "$b" -gt "$a" ] && { echo "ios $a -> $b"; return 0; }
+		[ $((t - t0)) -lt 100 ] || break
+		sleep 0.2
+	done
+	echo "ios $a -> $b"
+	return 1
+}
+
 # good_start: rtrs-test-clt opens a session and runs verified IO.
 good_start() {
 	insmod "$b/tests/user/rtrs-test-clt.ko" paths="$GOOD" threads=1 &&
 		wait_for 30 path_connected && echo 1 >"$PARAMS/run" &&
-		ios_grow 1 && no_io_errors
+		ios_move && no_io_errors
 }
 
 # served: the good client's verified IO goes on.
 served() {
-	ios_grow 1 && no_io_errors
+	ios_move && no_io_errors
 }
 
 good_stop() {
@@ -123,10 +162,26 @@ shared_chunk() {
 	return $rc
 }
 
+# release START: end the hold of the peer started when peer.log had START
+# lines, with SIGUSR1 to the pid its "holding" line gives (none of an
+# earlier peer's lines).  Without it the hold lasts the time it was
+# given, its upper bound.
+release() {
+	local pid
+	pid=$(tail -n +$(($1 + 1)) "$RESULTS/peer.log" |
+		sed -n 's/^rtrs-peer: .*holding .*, pid \([0-9][0-9]*\)$/\1/p')
+	pid=${pid##*$'\n'}
+	if [ -z "$pid" ] || ! kill -USR1 "$pid" 2>/dev/null; then
+		echo "no peer to release"
+	fi
+}
+
 # partial_held: while connection 1 of 2 is held open, a new session
-# opens and gets verified IO; the half path goes when the peer drops it.
+# opens and gets verified IO; the half path goes when the peer drops it,
+# released once the good client has stopped (40 s at most).
 partial_held() {
-	local pid rc=0 t0
+	local pid rc=0 t0 start
+	start=$(wc -l <"$RESULTS/peer.log")
 	peer client "$PAIR_B" "$PAIR_A" 1234 partial 40 &
 	pid=$!
 	wait_for 20 qps_above "$IDLE_QPS" || rc=1
@@ -135,6 +190,7 @@ partial_held() {
 	echo "session opened in $(( $(date +%s) - t0 )) s"
 	kill -0 "$pid" || { echo "the peer had let go before"; rc=1; }
 	good_stop || rc=1
+	release "$start"
 	wait "$pid" || rc=1
 	wait_for 30 server_idle || rc=1
 	return $rc
@@ -145,7 +201,8 @@ partial_held() {
 # one connection of two each and holds them: the server takes no more
 # than BUDGET, its memory grows by less than five sessions' chunks would
 # take (no chunk before an INFO_REQ), and a new session from another
-# address opens and gets verified IO meanwhile.
+# address opens and gets verified IO meanwhile.  The peer holds them
+# until that session has stopped (30 s at most).
 PER_CLIENT=/sys/module/rtrs_server/parameters/setup_cons_per_client
 mem_avail_kb() { awk '/^MemAvailable:/ { print $2 }' /proc/meminfo; }
 half_held() { tail -n +"$1" "$RESULTS/peer.log" | grep -q "^rtrs-peer: half sessions: "; }
@@ -169,6 +226,7 @@ half_flood() {
 	[ $((before - during)) -lt $((64 * 1024)) ] || rc=1
 	good_start || rc=1
 	good_stop || rc=1
+	release "$start"
 	wait "$pid" || rc=1
 	echo "$old" >"$PER_CLIENT"
 	wait_for 60 server_idle || rc=1
@@ -249,36 +307,68 @@ srv_cell_list() {
 }
 
 # srv_cells CELL...: the peer as a client plays the cells, each on a
-# session of its own, with the test server's CONNECTED event held 2 s so
-# that "info" is a state the peer can reach; the server is then back to
-# the good session alone.  The kernel log goes to cells.log.
+# session of its own; the server is then back to the good session alone.
+# The cells of state "info" run last, with the test server's CONNECTED
+# event held 2 s so that "info" is a state the peer can reach; the others
+# do not wait for it (a path of state "open" or "later" has had no
+# INFO_REQ, one of "conn" or "closing" is past it either way).  The
+# kernel log goes to cells.log.
 srv_cells() {
-	local rc=0
+	local c rc=0 info=() rest=()
+	for c; do
+		case $c in
+		m:info:*) info+=("$c") ;;
+		*) rest+=("$c") ;;
+		esac
+	done
+	echo 0 >"$DELAY"
+	[ ${#rest[@]} -eq 0 ] ||
+		PEER_TIMEOUT=$((30 * ${#rest[@]})) peer cells "$PAIR_B" "$PAIR_A" 1234 \
+			"${rest[@]}" || rc=1
 	echo 2000 >"$DELAY"
-	PEER_TIMEOUT=$((30 * $#)) peer cells "$PAIR_B" "$PAIR_A" 1234 "$@" || rc=1
+	[ ${#info[@]} -eq 0 ] ||
+		PEER_TIMEOUT=$((30 * ${#info[@]})) peer cells "$PAIR_B" "$PAIR_A" 1234 \
+			"${info[@]}" || rc=1
 	echo 0 >"$DELAY"
 	wait_for 30 server_idle || { ls "$SRV"; qps; rc=1; }
 	dmesg >"$RESULTS/cells.log"
 	return $rc
 }
 
-# cell_lines_of CELL: transport lines from CELL's mark to the next mark.
-cell_lines_of() {
-	awk -v m="rtrs-peer: cell $1" '
-		index($0, m) && !on { on = 1; next }
-		on && /rtrs-peer: cell/ { exit }
+# cells_tally: for each cell the peer played, whether it said ok
+# (CELL_OK) and how many transport lines the kernel log has from its mark
+# to the next mark (CELL_LINES), read once from peer.log and cells.log
+# for all the checks of cell_result.
+declare -A CELL_OK CELL_LINES
+cells_tally() {
+	local cell n
+	CELL_OK=()
+	CELL_LINES=()
+	while read -r cell; do
+		[ -n "$cell" ] && CELL_OK[$cell]=1
+	done <<<"$(sed -n 's/^rtrs-peer: cell \(m:.*\): ok$/\1/p' "$RESULTS/peer.log")"
+	while read -r cell n; do
+		[ -n "$cell" ] && CELL_LINES[$cell]=$n
+	done <<<"$(awk '
+		/rtrs-peer: cell m:/ {
+			if (on) print cell, n + 0
+			cell = substr($0, index($0, "rtrs-peer: cell ") + 16)
+			if (cell in seen) { on = 0; next }
+			seen[cell] = on = 1; n = 0; next
+		}
+		on && /rtrs-peer: cell/ { print cell, n + 0; on = 0; next }
 		on && /(rtrs_core|rtrs_client|rtrs_server): / { n++ }
-		END { print n + 0 }' "$RESULTS/cells.log"
+		END { if (on) print cell, n + 0 }' "$RESULTS/cells.log" 2>/dev/null)"
 }
 
 # cell_result CELL: the peer saw what the table says, and the kernel log
-# grew by what the cell may cost.
+# grew by what the cell may cost (cells_tally has read both logs).
 cell_result() {
 	local n min=1 max=$CELL_MAX_LINES
 	case $1 in *:keep) min=0 max=0 ;; esac
-	grep -qxF "rtrs-peer: cell $1: ok" "$RESULTS/peer.log" ||
+	[ -n "${CELL_OK[$1]:-}" ] ||
 		{ grep -F "cell $1" "$RESULTS/peer.log"; return 1; }
-	n=$(cell_lines_of "$1")
+	n=${CELL_LINES[$1]:-0}
 	echo "rtrs log lines: $n"
 	[ "$n" -ge $min ] && [ "$n" -le "$max" ]
 }
@@ -458,16 +548,18 @@ for c in ${HOSTILE_IO_CASES:-imm-type chunk-id chunk-off usr-len \
 done
 mapfile -t CELLS <<<"$(srv_cell_list)"
 check "the peer plays the server's table" srv_cells "${CELLS[@]}"
-for c in "${CELLS[@]}"; do
-	IFS=: read -r _ st msg con want <<<"$c"
-	check "server: $msg on connection $con, path $st: $want" cell_result "$c"
-done
 check "no request reached the user outside its session" \
 	test "$(cat /sys/module/rtrs_test_srv/parameters/ios_outside_session)" -eq 0
 check "the good client of part A closes" good_stop
 IDLE_SESS=
 IDLE_QPS=$BASE_QPS
 check "server idle after part A" wait_for 20 server_idle
+# The cells' results are in the logs: read them with part A's IO stopped.
+cells_tally
+for c in "${CELLS[@]}"; do
+	IFS=: read -r _ st msg con want <<<"$c"
+	check "server: $msg on connection $con, path $st: $want" cell_result "$c"
+done
 
 # A path whose connections never all come.
 check "a half-built path does not block others" partial_held

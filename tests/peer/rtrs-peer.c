@@ -38,7 +38,9 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +73,7 @@
 #define SEND_DEPTH		128
 #define BUF_SIZE		(1024 * 1024)
 #define WAIT_MS			20000
+#define HOLD_STEP_MS		100
 
 /* Connect request private data: 56 bytes, little-endian. */
 struct conn_req {
@@ -422,18 +425,54 @@ static int post_send(struct con *c, enum ibv_wr_opcode op, __u32 imm,
 	return ibv_post_send(c->id->qp, &wr, &bad);
 }
 
-/* A signaled send and its completion. */
+static void srv_accept(struct rdma_cm_id *id);
+
+/*
+ * Take one CM event within @ms, as next_event() does; as a server, accept
+ * a connect request at once (the listener's are ours to answer).
+ */
+static void take_event(int ms)
+{
+	enum rdma_cm_event_type type;
+	struct rdma_cm_id *id;
+
+	if (!next_event(ms, &id, &type) &&
+	    type == RDMA_CM_EVENT_CONNECT_REQUEST)
+		srv_accept(id);
+}
+
+/*
+ * A signaled send and its completion: its status, or -1 when none came
+ * within WAIT_MS or @c was disconnected first.  A peer that closed the
+ * connection may have destroyed its QP before acknowledging the send,
+ * which rxe then retries as long as the retry count lets it, for ever with
+ * the 7 of our connect requests: the disconnect tells that no completion
+ * is coming.  CM events are taken meanwhile (take_event()).
+ */
 static int send_sync(struct con *c, enum ibv_wr_opcode op, __u32 imm,
 		     size_t off, size_t len, __u64 raddr, __u32 rkey)
 {
+	long end = now_ms() + WAIT_MS;
 	struct ibv_wc wc;
+	int n;
 
 	if (post_send(c, op, imm, off, len, raddr, rkey, 1))
 		return -1;
-	while (poll_one(c, &wc, WAIT_MS) >= 0)
-		if (wc.opcode != IBV_WC_RECV &&
-		    wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
-			return wc.status;
+	while (now_ms() < end) {
+		n = ibv_poll_cq(c->cq, 1, &wc);
+		if (n < 0)
+			die("ibv_poll_cq");
+		if (n) {
+			if (wc.opcode != IBV_WC_RECV &&
+			    wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
+				return wc.status;
+			continue;
+		}
+		/* The CQ has been polled since the disconnect was taken. */
+		if (c->disconnected)
+			break;
+		take_event(1);
+	}
 	return -1;
 }
 
@@ -547,6 +586,38 @@ static int expect_open(int ms)
 	return 0;
 }
 
+/*
+ * SIGUSR1: the scenario is done with what needed a hold.  A lock-free
+ * atomic, as a signal handler may set.
+ */
+static atomic_int released;
+
+static void on_release(int sig)
+{
+	(void)sig;
+	released = 1;
+}
+
+/*
+ * Hold for up to @ms, taking CM events, until SIGUSR1 comes or, with
+ * @until_closed, a connection closes.  No wait is longer than
+ * HOLD_STEP_MS, so that a signal which comes between the test of the flag
+ * and poll() is seen at the next step.
+ */
+static void hold(long ms, int until_closed)
+{
+	long start = now_ms(), left;
+	enum rdma_cm_event_type type;
+	struct rdma_cm_id *id;
+
+	while (!released && !(until_closed && any_disconnected()) &&
+	       (left = start + ms - now_ms()) > 0)
+		next_event(left < HOLD_STEP_MS ? left : HOLD_STEP_MS, &id,
+			   &type);
+	if (released)
+		say("released after %ld ms", now_ms() - start);
+}
+
 static __u32 imm(__u32 type, __u32 payload)
 {
 	return type << IMM_PAYLOAD_BITS | (payload & ((1u << 28) - 1));
@@ -639,18 +710,16 @@ static int case_req_field(const char *name)
 
 /*
  * "half-N": connection 1 of 2 of N sessions, each new, held open for
- * P.hold seconds.  The server may refuse some (its budget of connections
- * of paths being set up); those it takes must stay open meanwhile.
- * Says how many it took, and "holding" once all were tried.
+ * P.hold seconds, or until SIGUSR1.  The server may refuse some (its
+ * budget of connections of paths being set up); those it takes must stay
+ * open meanwhile.  Says how many it took, and "holding" with the pid to
+ * signal once all were tried.
  */
 static int case_half(unsigned int n)
 {
 	struct con *cs = calloc(n, sizeof(*cs));
 	unsigned int i, taken = 0, refused = 0, closed = 0;
-	enum rdma_cm_event_type type;
-	struct rdma_cm_id *id;
 	struct conn_req req;
-	long end;
 	int r;
 
 	if (!cs)
@@ -663,11 +732,9 @@ static int case_half(unsigned int n)
 		taken += r == 0;
 		refused += r == 1;
 	}
-	say("half sessions: %u taken, %u refused, %u failed; holding %u s",
-	    taken, refused, n - taken - refused, P.hold);
-	end = now_ms() + P.hold * 1000L;
-	while (now_ms() < end)
-		next_event(end - now_ms(), &id, &type);
+	say("half sessions: %u taken, %u refused, %u failed; holding %u s, pid %d",
+	    taken, refused, n - taken - refused, P.hold, (int)getpid());
+	hold(P.hold * 1000L, 0);
 	for (i = 0; i < n; i++) {
 		closed += cs[i].established && cs[i].disconnected;
 		if (cs[i].id)
@@ -678,13 +745,18 @@ static int case_half(unsigned int n)
 	return taken + refused == n && !closed ? 0 : 1;
 }
 
-/* Connection 1 of 2 only, held open for P.hold seconds, then dropped. */
+/*
+ * Connection 1 of 2 only, held open for P.hold seconds or until SIGUSR1,
+ * then dropped.
+ */
 static int case_partial(void)
 {
 	if (connect_con(1, 2))
 		return 1;
-	say("holding connection 1 of 2 for %u s", P.hold);
-	if (expect_open(P.hold * 1000))
+	say("holding connection 1 of 2 for %u s, pid %d", P.hold,
+	    (int)getpid());
+	hold(P.hold * 1000L, 1);
+	if (expect_open(0))
 		return 1;
 	rdma_disconnect(P.con[1].id);
 	return 0;
@@ -1121,7 +1193,11 @@ static int case_hb_con(void)
 	return expect_open(2000);
 }
 
-/* 10000 immediates of an unknown type, as fast as the queue takes them. */
+/*
+ * 10000 immediates of an unknown type, as fast as the queue takes them,
+ * until the server drops the connection: what is still out then never
+ * completes (see send_sync()).
+ */
 static int case_flood(void)
 {
 	struct con *c = &P.con[1];
@@ -1148,8 +1224,12 @@ static int case_flood(void)
 			if (!(wc[i].opcode & IBV_WC_RECV))
 				out--;
 		}
-		if (!n)
-			usleep(100);
+		if (n)
+			continue;
+		if (c->disconnected)
+			break;
+		take_event(0);
+		usleep(100);
 	}
 done:
 	say("%u immediates posted", sent);
@@ -1361,33 +1441,6 @@ static void srv_accept(struct rdma_cm_id *id)
 		die("rdma_accept");
 }
 
-/*
- * Send the INFO_RSP of @len bytes on connection 0 and wait for its
- * completion, taking connect requests meanwhile, until connection 0
- * goes: a client that a cell's message made drop the path before the
- * INFO_RSP came leaves it to rxe's endless retries.
- */
-static int srv_send_info(size_t len)
-{
-	struct con *c = &P.con[0];
-	long end = now_ms() + WAIT_MS;
-	enum rdma_cm_event_type type;
-	struct rdma_cm_id *id;
-	struct ibv_wc wc;
-
-	if (post_send(c, IBV_WR_SEND, 0, 0, len, 0, 0, 1))
-		return -1;
-	while (now_ms() < end && !c->disconnected) {
-		if (poll_one(c, &wc, 10) >= 0 && wc.opcode != IBV_WC_RECV &&
-		    wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
-			return wc.status;
-		if (!next_event(0, &id, &type) &&
-		    type == RDMA_CM_EVENT_CONNECT_REQUEST)
-			srv_accept(id);
-	}
-	return -1;
-}
-
 static void srv_info_rsp(void)
 {
 	struct info_rsp *rsp = (void *)(P.buf + SEND_OFF);
@@ -1414,7 +1467,12 @@ static void srv_info_rsp(void)
 	len = sizeof(*rsp) + n * sizeof(rsp->desc[0]);
 	if (is("info-short"))
 		len -= sizeof(rsp->desc[0]);
-	if (srv_send_info(len))
+	/*
+	 * Connect requests are taken meanwhile; a client that a cell's
+	 * message made drop the path before the INFO_RSP came leaves it to
+	 * rxe's retries, and the wait to the disconnect.
+	 */
+	if (send_sync(&P.con[0], IBV_WR_SEND, 0, 0, len, 0, 0))
 		say("INFO_RSP send did not complete");
 }
 
@@ -1572,8 +1630,6 @@ static void srv_listen(void)
 static int serve_session(const char *name)
 {
 	long end = now_ms() + 3 * WAIT_MS;
-	enum rdma_cm_event_type type;
-	struct rdma_cm_id *id;
 	int info_done = 0, io_done = 0, hb_sent = 0, hb_acked = 0;
 	int cell = !strncmp(name, "m:", 2);
 	long info_ms = 0;
@@ -1587,9 +1643,7 @@ static int serve_session(const char *name)
 		return 2;
 	}
 	while (now_ms() < end) {
-		if (!next_event(10, &id, &type) &&
-		    type == RDMA_CM_EVENT_CONNECT_REQUEST)
-			srv_accept(id);
+		take_event(10);
 		if (cell && P.con[0].id && !info_done)
 			srv_cell_send("early");
 		if (!info_done && P.con[0].id &&
@@ -1788,10 +1842,17 @@ static void teardown(void)
 
 int main(int argc, char **argv)
 {
+	struct sigaction sa = {
+		.sa_handler = on_release,
+		.sa_flags = SA_RESTART,
+	};
 	int r;
 
 	const char *name;
 
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL))
+		die("sigaction");
 	P.ch = rdma_create_event_channel();
 	if (!P.ch)
 		die("rdma_create_event_channel");
