@@ -735,7 +735,12 @@ static int rtrs_srv_accept_2_1(struct rtrs_srv_path *path,
 	};
 	struct rdma_conn_param param = {
 		.rnr_retry_count = 7,
-		.initiator_depth = min_t(u32, req->responder_resources,
+		/*
+		 * The connect request's initiator_depth is what the client
+		 * offers to respond to (the CM swaps the two for the
+		 * passive side).
+		 */
+		.initiator_depth = min_t(u32, req->initiator_depth,
 					 cm_id->device->attrs.max_qp_init_rd_atom),
 		.private_data = &rsp,
 		.private_data_len = sizeof(rsp),
