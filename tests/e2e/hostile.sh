@@ -2,18 +2,19 @@
 # shellcheck shell=bash source-path=SCRIPTDIR/../..
 #
 # Scenario (test kernel, one guest): peers that lie.  tests/peer/rtrs-peer
-# is a userspace RTRS 2.0 client and server on rxe1; our modules are on
-# rxe0.  Part A: the peer as a client sends each protocol violation that
-# Documentation/rtrs.rst lists under "Hostile peers" to rtrs-server (with
-# tests/user/rtrs-test-srv), while a well-behaved rtrs-test-clt session runs
-# verified IO.  Part B: the peer as a server responds to rtrs-test-clt's
-# opens and IO with lies.  For every case: the peer sees the response the
-# protocol requires (reject, close, or service for the legal oddities); the
-# side under test is left with no session and no queue pair of it; the
-# transport logged at least one (for a lie) and at most a few lines; and a
-# well-behaved session still gets verified IO right after.  The debug
-# kernel's reports fail the run, and kmemleak must find nothing
-# (guest-init.sh's scan after the script).
+# is a userspace RTRS 2.0 client and server on rxe1, and a 2.1 client; our
+# modules are on rxe0.  Part A: the peer as a client sends each protocol
+# violation that Documentation/rtrs.rst lists under "Hostile peers" to
+# rtrs-server (with tests/user/rtrs-test-srv), in 2.0 and in 2.1, while a
+# well-behaved rtrs-test-clt session runs verified IO.  Part B: the peer
+# as a server responds to rtrs-test-clt's opens and IO with lies.  For
+# every case: the peer sees the response the protocol requires (reject,
+# close, or service for the legal oddities); the side under test is left
+# with no session and no queue pair of it; the transport logged at least
+# one (for a lie) and at most a few lines; and a well-behaved session
+# still gets verified IO right after.  The debug kernel's reports fail
+# the run, and kmemleak must find nothing (guest-init.sh's scan after the
+# script).
 
 . "$RTRS_TOP/tests/e2e/topology.sh"
 . "$RTRS_TOP/tests/e2e/test-clt-lib.sh"
@@ -230,6 +231,24 @@ half_flood() {
 	wait "$pid" || rc=1
 	echo "$old" >"$PER_CLIENT"
 	wait_for 60 server_idle || rc=1
+	return $rc
+}
+
+# v21_rq: the peer's 2.1 session sends four times srq_size requests at
+# once, each of which the test server holds a second: those beyond the
+# shared receive queue wait on receiver-not-ready, and every one is
+# served, not before three seconds (see "v21-rq" in rtrs-peer.c).  The
+# queue of a device is made, with srq_size buffers, by the first 2.1 path
+# on it and goes with the last: the peer's paths are the only ones on the
+# server's rxe0 (the good client's reach it on rxe1), and none is left
+# from the cases before (server_idle), so this one's queue has 16.
+SRQ_SIZE=/sys/module/rtrs_server/parameters/srq_size
+v21_rq() {
+	local old rc=0
+	old=$(cat "$SRQ_SIZE")
+	echo 16 >"$SRQ_SIZE"
+	peer_case v21-rq 0 16 || rc=1
+	echo "$old" >"$SRQ_SIZE"
 	return $rc
 }
 
@@ -546,6 +565,20 @@ for c in ${HOSTILE_IO_CASES:-imm-type chunk-id chunk-off usr-len \
 		hdr-at-end hdr-type read-sg-cnt read-len flood}; do
 	check "IO $c closes the path" peer_case "$c" 1
 done
+# Protocol 2.1 (Documentation/rtrs.rst, "2.1 on the wire"): a session of
+# the peer's that asks for 2.1 has its inline WRITE, WRITE_REQ and
+# READ_REQ served; each lie closes the path (see "protocol 2.1" in
+# rtrs-peer.c), among them regions the server's RDMA READ or WRITE cannot
+# reach and a connection that takes no more responses; requests beyond
+# the shared receive queue are served.
+check "the peer's 2.1 IO is served" peer_case v21-good 0
+for c in ${HOSTILE_V21_CASES:-v21-type v21-usr-len v21-msg-id v21-dup-id \
+		v21-len v21-inline-short v21-inline-long v21-inline-big \
+		v21-zero-key v21-con0 v21-imm v21-bad-rkey v21-dereg \
+		v21-norepost}; do
+	check "2.1 $c closes the path" peer_case "$c" 1
+done
+check "2.1 requests beyond the receive queue are all served" v21_rq
 mapfile -t CELLS <<<"$(srv_cell_list)"
 check "the peer plays the server's table" srv_cells "${CELLS[@]}"
 check "no request reached the user outside its session" \

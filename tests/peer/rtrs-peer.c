@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * rtrs-peer: a userspace RTRS 2.0 client that lies to a server.
+ * rtrs-peer: a userspace RTRS 2.0 (and 2.1) client that lies to a server.
  *
  *   rtrs-peer client SRC DST PORT CASE [HOLD_SECONDS]
  *   rtrs-peer server ADDR PORT CASE
@@ -9,7 +9,10 @@
  * "ooo" and "hb-con", a legal oddity that must be served; "shared-chunk"
  * opens a session of two paths and checks that the server runs no two
  * requests on one chunk at once, HOLD_SECONDS being the test server's
- * late_ms in seconds).  The exit
+ * late_ms in seconds).  The cases named "v21-..." speak protocol 2.1
+ * instead: "v21-good" and "v21-rq" must be served (for "v21-rq" the
+ * number in place of HOLD_SECONDS is the server's srq_size), the others
+ * are violations (see "protocol 2.1" below).  The exit
  * status says whether the server reacted as the protocol requires: 0 when
  * it did (rejected the connect request, closed the connection, or served
  * a legal request), 1 when it did not, 2 when the peer itself failed.
@@ -33,6 +36,7 @@
  * headers, so that a change of the module's layout shows as a failure.
  */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +57,7 @@
 
 #define RTRS_MAGIC		0x1BBD
 #define RTRS_VERSION		0x0200
+#define RTRS_VERSION_2_1	0x0201
 #define CONN_REQ_FIRST_CONN	0x01
 
 #define MSG_INFO_REQ		0
@@ -60,6 +65,11 @@
 #define MSG_WRITE		2
 #define MSG_READ		3
 #define MSG_RKEY_RSP		4
+/* Protocol 2.1's: requests in a SEND, and the server's response. */
+#define MSG_READ_REQ		5
+#define MSG_WRITE_REQ		6
+#define MSG_WRITE_INLINE	7
+#define MSG_IO_RSP		8
 
 #define IMM_IO_REQ		0
 #define IMM_IO_RSP		1
@@ -67,6 +77,8 @@
 #define IMM_HB_MSG		8
 #define IMM_HB_ACK		9
 #define IMM_PAYLOAD_BITS	28
+
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 
 #define MAX_CONS		8
 #define RECV_DEPTH		256
@@ -128,6 +140,54 @@ struct rdma_read_hdr {
 	struct sg_desc	desc[2];
 };
 
+/*
+ * Protocol 2.1.  The connection response of a path that agreed on 2.1:
+ * the first 20 bytes of the private data.
+ */
+struct conn_rsp_2_1 {
+	__u16	magic;
+	__u16	version;
+	__u16	errno_;
+	__u16	queue_depth;
+	__u32	max_io_size;
+	__u32	max_hdr_size;
+	__u32	max_inline_size;
+};
+
+/* READ_REQ, WRITE_REQ: the user message follows; desc is the client's. */
+struct io_req {
+	__u16	type;
+	__u16	usr_len;
+	__u32	msg_id;
+	struct sg_desc	desc;
+};
+
+/* WRITE_INLINE: the user message follows, the data at max_hdr_size. */
+struct write_inline {
+	__u16	type;
+	__u16	usr_len;
+	__u32	msg_id;
+	__u32	data_len;
+};
+
+struct io_rsp {
+	__u16	type;
+	__u16	errno_;
+	__u32	msg_id;
+};
+
+static_assert(sizeof(struct conn_rsp_2_1) == 20, "2.1 connection response");
+static_assert(sizeof(struct io_req) == 24, "READ_REQ and WRITE_REQ header");
+static_assert(sizeof(struct write_inline) == 12, "WRITE_INLINE header");
+static_assert(sizeof(struct io_rsp) == 8, "IO_RSP");
+
+/*
+ * A connection.  One of a 2.1 path's IO connections (@io21) takes the
+ * server's responses in slots of its own (post_rsp_recv()); @nr_recv,
+ * when not 0, is how many receives it posts at set-up in place of
+ * RECV_DEPTH, and @sent counts the completions of its sends that
+ * take_wc21() took.
+ */
 struct con {
 	struct rdma_cm_id	*id;
 	struct ibv_cq		*cq;
@@ -136,6 +196,9 @@ struct con {
 	int			disconnected;
 	int			rej_status;
 	struct conn_rsp		rsp;
+	int			io21;
+	unsigned int		nr_recv;
+	unsigned int		sent;
 };
 
 static struct peer {
@@ -157,9 +220,34 @@ static struct peer {
 	struct con		lcon;
 	struct conn_req		req;
 	size_t			req_len;
+	/* The version the connect requests ask for. */
+	unsigned int		version;
+	/* 2.1: the path's limits, and where its data and regions are. */
+	unsigned int		max_io21, max_hdr21, max_inline21;
+	char			*dbuf;
+	struct ibv_mr		*dmr;
+	struct ibv_mw		*mw[2];
+	/* 2.1: the response slots are not posted again once used. */
+	int			no_repost;
 } P;
 
 #define SEND_OFF	(64 << 10)
+
+/*
+ * 2.1 (see "protocol 2.1" below): the responses of an IO connection land
+ * in slots of RSP_SLOT bytes from RSP_OFF, one a receive; each request
+ * goes out of a send slot of REQ_SLOT bytes of the send area; the data
+ * (inline WRITEs', and the regions the server reads and writes) lives in
+ * P.dbuf, DATA21_SIZE bytes.
+ */
+#define RSP_OFF		(32 << 10)
+#define RSP_SLOT	64
+#define REQ_SLOT	1024
+#define REQ_SLOTS	SEND_DEPTH
+#define DATA21_SIZE	(256 << 10)
+
+static_assert(RSP_OFF + RECV_DEPTH * RSP_SLOT <= SEND_OFF, "response slots");
+static_assert(SEND_OFF + REQ_SLOTS * REQ_SLOT <= BUF_SIZE, "send slots");
 
 static void say(const char *fmt, ...)
 {
@@ -289,18 +377,45 @@ static void post_recv(struct con *c)
 		die("ibv_post_recv");
 }
 
+static char *rsp_slot(unsigned int slot)
+{
+	return P.buf + RSP_OFF + slot * RSP_SLOT;
+}
+
+/* Post response slot @slot as a receive of @c, a 2.1 IO connection. */
+static void post_rsp_recv(struct con *c, unsigned int slot)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)rsp_slot(slot),
+		.length = RSP_SLOT,
+		.lkey = P.mr->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = slot,
+		.sg_list = &sge,
+		.num_sge = 1,
+	}, *bad;
+
+	if (ibv_post_recv(c->id->qp, &wr, &bad))
+		die("ibv_post_recv");
+}
+
+/*
+ * The queue pair of @c, and its receives.  Two pieces a send at most: a
+ * 2.1 inline WRITE sends its header area and its data.
+ */
 static void setup_qp(struct con *c)
 {
 	struct ibv_qp_init_attr attr = {
 		.cap = {
 			.max_send_wr = SEND_DEPTH,
 			.max_recv_wr = RECV_DEPTH,
-			.max_send_sge = 1,
+			.max_send_sge = 2,
 			.max_recv_sge = 1,
 		},
 		.qp_type = IBV_QPT_RC,
 	};
-	int i;
+	unsigned int i, nr = c->nr_recv ? c->nr_recv : RECV_DEPTH;
 
 	if (!P.pd) {
 		P.pd = ibv_alloc_pd(c->id->verbs);
@@ -325,8 +440,12 @@ static void setup_qp(struct con *c)
 	attr.recv_cq = c->cq;
 	if (rdma_create_qp(c->id, P.pd, &attr))
 		die("rdma_create_qp");
-	for (i = 0; i < RECV_DEPTH; i++)
-		post_recv(c);
+	for (i = 0; i < nr; i++) {
+		if (c->io21)
+			post_rsp_recv(c, i);
+		else
+			post_recv(c);
+	}
 }
 
 static void fill_req(struct conn_req *req, unsigned int cid,
@@ -334,7 +453,7 @@ static void fill_req(struct conn_req *req, unsigned int cid,
 {
 	memset(req, 0, sizeof(*req));
 	req->magic = htole16(RTRS_MAGIC);
-	req->version = htole16(RTRS_VERSION);
+	req->version = htole16(P.version);
 	req->cid = htole16(cid);
 	req->cid_num = htole16(cid_num);
 	memcpy(req->sess_uuid, P.sess_uuid, 16);
@@ -442,22 +561,20 @@ static void take_event(int ms)
 }
 
 /*
- * A signaled send and its completion: its status, or -1 when none came
+ * The completion of the signaled send just posted on @c (receives that
+ * complete meanwhile are passed by): its status, or -1 when none came
  * within WAIT_MS or @c was disconnected first.  A peer that closed the
  * connection may have destroyed its QP before acknowledging the send,
  * which rxe then retries as long as the retry count lets it, for ever with
  * the 7 of our connect requests: the disconnect tells that no completion
  * is coming.  CM events are taken meanwhile (take_event()).
  */
-static int send_sync(struct con *c, enum ibv_wr_opcode op, __u32 imm,
-		     size_t off, size_t len, __u64 raddr, __u32 rkey)
+static int send_wait(struct con *c)
 {
 	long end = now_ms() + WAIT_MS;
 	struct ibv_wc wc;
 	int n;
 
-	if (post_send(c, op, imm, off, len, raddr, rkey, 1))
-		return -1;
 	while (now_ms() < end) {
 		n = ibv_poll_cq(c->cq, 1, &wc);
 		if (n < 0)
@@ -474,6 +591,15 @@ static int send_sync(struct con *c, enum ibv_wr_opcode op, __u32 imm,
 		take_event(1);
 	}
 	return -1;
+}
+
+/* Post a signaled send and wait for its completion (see send_wait()). */
+static int send_sync(struct con *c, enum ibv_wr_opcode op, __u32 imm,
+		     size_t off, size_t len, __u64 raddr, __u32 rkey)
+{
+	if (post_send(c, op, imm, off, len, raddr, rkey, 1))
+		return -1;
+	return send_wait(c);
 }
 
 static void send_info_req(struct con *c, const void *msg, size_t len)
@@ -952,6 +1078,7 @@ static int case_io(const char *name)
 #define TEST_MAGIC		0x52545354
 #define TEST_OP_STORE		1
 #define TEST_OP_FETCH		2
+#define TEST_OP_HOLD		4
 #define TEST_OP_LATE		5
 #define TEST_CSUM_NONE		0x12345678
 
@@ -975,14 +1102,20 @@ static unsigned char pattern(unsigned char seed, size_t i)
 	return seed + i * 13;
 }
 
-static int holds_pattern(const unsigned char *p, unsigned char seed)
+static int pattern_ok(const void *p, unsigned char seed, size_t len)
 {
+	const unsigned char *b = p;
 	size_t i;
 
-	for (i = 0; i < SC_LEN; i++)
-		if (p[i] != pattern(seed, i))
+	for (i = 0; i < len; i++)
+		if (b[i] != pattern(seed, i))
 			return 0;
 	return 1;
+}
+
+static int holds_pattern(const unsigned char *p, unsigned char seed)
+{
+	return pattern_ok(p, seed, SC_LEN);
 }
 
 /*
@@ -1234,6 +1367,660 @@ static int case_flood(void)
 done:
 	say("%u immediates posted", sent);
 	return expect_closed(WAIT_MS);
+}
+
+/* ---- protocol 2.1 ---------------------------------------------------- */
+
+/*
+ * A path of protocol 2.1 (Documentation/rtrs.rst, "2.1 on the wire"): the
+ * peer asks for 2.1 in its connect requests, checks the 2.1 connection
+ * responses and an INFO_RSP of no descriptor, and sends each request as a
+ * SEND on connection 1, out of a send slot of its own, with the test
+ * server's user message right after the header.  The responses land in
+ * response slots, which go back to the receive queue unless P.no_repost.
+ * A request's region (where the server writes a READ_REQ's data, whence
+ * it reads a WRITE_REQ's) is a type 2 memory window over P.dbuf, bound on
+ * connection 1, so that the server's SEND WITH INVALIDATE can invalidate
+ * it: rxe refuses to invalidate a memory region of ibv_reg_mr(), which
+ * would fail the server's response.
+ *
+ * The violations, each on a session of its own, on connection 1 unless
+ * said; the server must close the path:
+ *  v21-type		a SEND of a type no protocol has (9)
+ *  v21-usr-len		a user message that ends past max_hdr_size
+ *  v21-msg-id		a message id of the queue depth
+ *  v21-dup-id		a message id in flight already: the first request
+ *			is one the test server holds a second (OP_HOLD)
+ *  v21-len		a READ_REQ of max_io_size + 1 bytes
+ *  v21-inline-short	an inline WRITE whose SEND ends before its data
+ *  v21-inline-long	one whose SEND goes on past its data
+ *  v21-inline-big	one of 8 KiB, a SEND longer than the server's
+ *			receive buffer (max_hdr_size and a page)
+ *  v21-zero-key	a WRITE_REQ of no data that names a key
+ *  v21-con0		a request on connection 0, after the INFO exchange
+ *  v21-imm		2.0's IO request, an RDMA WRITE with immediate
+ *  v21-bad-rkey	a WRITE_REQ whose key no region has: the server's
+ *			RDMA READ of the data fails
+ *  v21-dereg		a READ_REQ whose region goes before the server's
+ *			RDMA WRITE of the data (case_v21_dereg())
+ *  v21-norepost	a connection that posts its receives no more, with
+ *			responses waiting on it (case_v21_norepost())
+ */
+#define MSG_NONE		9		/* a type of no protocol */
+#define V21_OFF			(1536 << 10)	/* store offset of the IO */
+#define V21_SRC			(64 << 10)	/* in P.dbuf: WRITE_REQ data */
+#define V21_DST			(128 << 10)	/* READ_REQ data */
+#define V21_DEREG		(192 << 10)	/* v21-dereg's region */
+#define V21_NOREPOST		2		/* v21-norepost's receives */
+
+static_assert(V21_DEREG + 4096 <= DATA21_SIZE, "2.1 data");
+
+/* A response, as it came. */
+struct rsp21 {
+	unsigned int	type;
+	int		err;
+	__u32		msg_id;
+	__u32		len;
+	int		inv;
+	__u32		inv_rkey;
+};
+
+static char *req_slot(unsigned int slot)
+{
+	return P.buf + SEND_OFF + (slot % REQ_SLOTS) * REQ_SLOT;
+}
+
+static void fill_pattern(char *p, unsigned char seed, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pattern(seed, i);
+}
+
+/* Check the 2.1 connection response of @c, and take the path's limits. */
+static int check_rsp_2_1(struct con *c)
+{
+	struct conn_rsp_2_1 r;
+	unsigned int qd, io, hdr, inl;
+
+	memcpy(&r, &c->rsp, sizeof(r));
+	qd = le16toh(r.queue_depth);
+	io = le32toh(r.max_io_size);
+	hdr = le32toh(r.max_hdr_size);
+	inl = le32toh(r.max_inline_size);
+	say("connection %ld: version %#x, errno %u, queue depth %u",
+	    (long)(c - P.con), le16toh(r.version), le16toh(r.errno_), qd);
+	say("max_io_size %u, max_hdr_size %u, max_inline_size %u", io, hdr,
+	    inl);
+	if (le16toh(r.magic) != RTRS_MAGIC ||
+	    le16toh(r.version) != RTRS_VERSION_2_1 || r.errno_ || !qd) {
+		say("not the connection response of a 2.1 path");
+		return -1;
+	}
+	/* The header area must hold our requests, and fit a send slot. */
+	if (io < (1 << 20) || inl < 4096 || inl > DATA21_SIZE ||
+	    hdr < sizeof(struct io_req) + sizeof(struct test_msg) ||
+	    hdr > REQ_SLOT) {
+		say("limits beyond the protocol's or the peer's");
+		return -1;
+	}
+	if (P.max_hdr21 && (qd != P.queue_depth || io != P.max_io21 ||
+			    hdr != P.max_hdr21 || inl != P.max_inline21)) {
+		say("limits that differ from connection 0's");
+		return -1;
+	}
+	P.queue_depth = qd;
+	P.max_io21 = io;
+	P.max_hdr21 = hdr;
+	P.max_inline21 = inl;
+	return 0;
+}
+
+/*
+ * A 2.1 session of one path: connection 0, connection 1 with @nr_recv
+ * response slots (0: RECV_DEPTH), the INFO exchange; then P.dbuf, which
+ * only the windows over it open to the server.
+ */
+static int session_up_2_1(unsigned int nr_recv)
+{
+	struct info_req req;
+	unsigned int cid;
+
+	P.version = RTRS_VERSION_2_1;
+	P.cid_num = 2;
+	P.con[1].io21 = 1;
+	P.con[1].nr_recv = nr_recv;
+	for (cid = 0; cid < 2; cid++)
+		if (connect_con(cid, 2) || check_rsp_2_1(&P.con[cid]))
+			return -1;
+	name_req(&req, "peer");
+	send_info_req(&P.con[0], &req, sizeof(req));
+	if (recv_info_rsp())
+		return -1;
+	if (P.chunks) {
+		say("an INFO_RSP of %u descriptors on a 2.1 path", P.chunks);
+		return -1;
+	}
+	P.dbuf = aligned_alloc(4096, DATA21_SIZE);
+	if (!P.dbuf)
+		die("aligned_alloc");
+	memset(P.dbuf, 0, DATA21_SIZE);
+	P.dmr = ibv_reg_mr(P.pd, P.dbuf, DATA21_SIZE,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	if (!P.dmr)
+		die("ibv_reg_mr");
+	return 0;
+}
+
+/*
+ * Bind window @i on @c over @len bytes of P.dbuf from @off, open to the
+ * server's RDMA of @access, under a new key: its rkey in @rkey.
+ */
+static int bind_window(struct con *c, unsigned int i, size_t off, size_t len,
+		       unsigned int access, __u32 *rkey)
+{
+	struct ibv_send_wr wr = {
+		.opcode = IBV_WR_BIND_MW,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_mw *mw = P.mw[i];
+
+	if (!mw) {
+		mw = ibv_alloc_mw(P.pd, IBV_MW_TYPE_2);
+		if (!mw)
+			die("ibv_alloc_mw");
+		P.mw[i] = mw;
+	}
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info.mr = P.dmr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)P.dbuf + off;
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags = access;
+	if (ibv_post_send(c->id->qp, &wr, &bad) || send_wait(c)) {
+		say("binding a memory window failed");
+		return -1;
+	}
+	/* The next bind names the window by the key it has now. */
+	mw->rkey = wr.bind_mw.rkey;
+	*rkey = mw->rkey;
+	return 0;
+}
+
+/* The test server's user message of @op, @len bytes at @off, at @p. */
+static void test_msg_at(char *p, __u32 op, __u64 off, __u32 len)
+{
+	struct test_msg msg = {
+		.magic = htole32(TEST_MAGIC),
+		.op = htole32(op),
+		.off = htole64(off),
+		.len = htole32(len),
+		.usr_len = htole32(sizeof(msg)),
+		.usr_csum = htole32(TEST_CSUM_NONE),
+	};
+
+	memcpy(p, &msg, sizeof(msg));
+}
+
+/*
+ * Lay a READ_REQ or WRITE_REQ (@type) of @msg_id in send slot @slot: the
+ * test server's @op of @len bytes at store offset @off, the region at
+ * @addr with @key.  Return the length of the SEND.
+ */
+static size_t lay_io_req(unsigned int slot, __u16 type, __u32 msg_id,
+			 __u32 op, __u64 off, __u64 addr, __u32 key, __u32 len)
+{
+	struct io_req h = {
+		.type = htole16(type),
+		.usr_len = htole16(sizeof(struct test_msg)),
+		.msg_id = htole32(msg_id),
+		.desc = {
+			.addr = htole64(addr),
+			.key = htole32(key),
+			.len = htole32(len),
+		},
+	};
+
+	memcpy(req_slot(slot), &h, sizeof(h));
+	test_msg_at(req_slot(slot) + sizeof(h), op, off, len);
+	return sizeof(h) + sizeof(struct test_msg);
+}
+
+/*
+ * Lay the header area of a WRITE_INLINE of @len bytes in send slot @slot:
+ * the header, the test server's message, zeros up to max_hdr_size.
+ * Return its length; the data follows it in the SEND.
+ */
+static size_t lay_inline(unsigned int slot, __u32 msg_id, __u32 op,
+			 __u64 off, __u32 len)
+{
+	struct write_inline h = {
+		.type = htole16(MSG_WRITE_INLINE),
+		.usr_len = htole16(sizeof(struct test_msg)),
+		.msg_id = htole32(msg_id),
+		.data_len = htole32(len),
+	};
+
+	memset(req_slot(slot), 0, P.max_hdr21);
+	memcpy(req_slot(slot), &h, sizeof(h));
+	test_msg_at(req_slot(slot) + sizeof(h), op, off, len);
+	return P.max_hdr21;
+}
+
+/* Lay a request of a type of no protocol in send slot @slot. */
+static size_t lay_no_type(unsigned int slot, __u32 msg_id)
+{
+	size_t len = lay_io_req(slot, MSG_WRITE_REQ, msg_id, TEST_OP_STORE, 0,
+				0, 0, 0);
+	__u16 type = htole16(MSG_NONE);
+
+	memcpy(req_slot(slot), &type, sizeof(type));
+	return len;
+}
+
+/*
+ * Post the SEND of send slot @slot, @len bytes, then @data_len bytes of
+ * P.dbuf from @data_off: an inline WRITE's data, as a second piece.
+ */
+static int post_req(struct con *c, unsigned int slot, size_t len,
+		    size_t data_off, size_t data_len)
+{
+	struct ibv_sge sge[2] = {
+		{
+			.addr = (uintptr_t)req_slot(slot),
+			.length = len,
+			.lkey = P.mr->lkey,
+		}, {
+			.addr = (uintptr_t)P.dbuf + data_off,
+			.length = data_len,
+			.lkey = P.dmr->lkey,
+		},
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = slot,
+		.sg_list = sge,
+		.num_sge = data_len ? 2 : 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	if (!ibv_post_send(c->id->qp, &wr, &bad))
+		return 0;
+	say("posting a request of %zu bytes failed", len + data_len);
+	return -1;
+}
+
+/*
+ * Take one completion of @c, a 2.1 IO connection: 1 for a response, in
+ * @r; 2 for a send of ours; 0 for none, or for the receive of an
+ * immediate (a heartbeat); -1 for a failed one.
+ */
+static int take_wc21(struct con *c, struct rsp21 *r)
+{
+	struct ibv_wc wc;
+	struct io_rsp m;
+	int n;
+
+	n = ibv_poll_cq(c->cq, 1, &wc);
+	if (n < 0)
+		die("ibv_poll_cq");
+	if (!n)
+		return 0;
+	if (wc.status != IBV_WC_SUCCESS) {
+		say("completion failed: %s", ibv_wc_status_str(wc.status));
+		return -1;
+	}
+	if (!(wc.opcode & IBV_WC_RECV)) {
+		c->sent++;
+		return 2;
+	}
+	memcpy(&m, rsp_slot(wc.wr_id), sizeof(m));
+	if (!P.no_repost)
+		post_rsp_recv(c, wc.wr_id);
+	if (wc.wc_flags & IBV_WC_WITH_IMM)
+		return 0;
+	r->type = le16toh(m.type);
+	r->err = (__s16)le16toh(m.errno_);
+	r->msg_id = le32toh(m.msg_id);
+	r->len = wc.byte_len;
+	r->inv = !!(wc.wc_flags & IBV_WC_WITH_INV);
+	r->inv_rkey = r->inv ? wc.invalidated_rkey : 0;
+	return 1;
+}
+
+/*
+ * Take the completions of @c for up to @ms until one of kind @want of
+ * take_wc21() comes (a response is left in @r): 1 when it did, 0 when
+ * not, -1 on a failed completion.
+ */
+static int wait21(struct con *c, int want, struct rsp21 *r, int ms)
+{
+	long end = now_ms() + ms;
+	int k;
+
+	do {
+		k = take_wc21(c, r);
+		if (k < 0)
+			return -1;
+		if (k == want)
+			return 1;
+		if (!k)
+			usleep(1000);
+	} while (now_ms() < end);
+	return 0;
+}
+
+/*
+ * The next response on @c must be the IO_RSP of @msg_id with errno 0: a
+ * SEND WITH INVALIDATE of @rkey when the request named a region (@rkey
+ * not 0), else a plain SEND.
+ */
+static int rsp_ok(struct con *c, __u32 msg_id, __u32 rkey)
+{
+	struct rsp21 r;
+
+	if (wait21(c, 1, &r, WAIT_MS) != 1) {
+		say("no response to request %u", msg_id);
+		return -1;
+	}
+	say("response: type %u, errno %d, id %u, %u bytes, invalidating %#x",
+	    r.type, r.err, r.msg_id, r.len, r.inv_rkey);
+	if (r.type != MSG_IO_RSP || r.len != sizeof(struct io_rsp) ||
+	    r.msg_id != msg_id || r.err) {
+		say("not the response to request %u", msg_id);
+		return -1;
+	}
+	if (r.inv != !!rkey || r.inv_rkey != rkey) {
+		say("the request named the region %#x", rkey);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Send the request laid in send slot @slot (@len bytes, then @data_len
+ * bytes of P.dbuf from its start), check its response (rsp_ok()) and
+ * take its send's completion, so that the next wait for a send of @c
+ * (bind_window()) is not answered by this one's: 0, 1 for a wrong or
+ * missing response, 2 when the peer could not send.
+ */
+static int served21(struct con *c, unsigned int slot, size_t len,
+		    size_t data_len, __u32 msg_id, __u32 rkey)
+{
+	unsigned int sent = c->sent + 1;
+	struct rsp21 r;
+
+	if (post_req(c, slot, len, 0, data_len))
+		return 2;
+	if (rsp_ok(c, msg_id, rkey))
+		return 1;
+	while (c->sent < sent)
+		if (wait21(c, 2, &r, WAIT_MS) != 1)
+			return 1;
+	return 0;
+}
+
+/*
+ * "v21-good": a 2.1 session whose IO is served.  An inline WRITE of 4 KiB
+ * (pattern A) at V21_OFF; a WRITE_REQ of 8 KiB (pattern B) right after
+ * it, which the server reads from a window; a READ_REQ of the 12 KiB into
+ * another window.  Each response is its request's IO_RSP with errno 0,
+ * invalidating the window the request named, and the READ brings back A
+ * then B.
+ */
+static int case_v21_good(void)
+{
+	struct con *c = &P.con[1];
+	__u32 wkey, rkey;
+	int r;
+
+	if (session_up_2_1(0))
+		return 2;
+	fill_pattern(P.dbuf, 0xa1, 4096);
+	r = served21(c, 0, lay_inline(0, 0, TEST_OP_STORE, V21_OFF, 4096),
+		     4096, 0, 0);
+	if (r)
+		return r;
+	say("inline WRITE served");
+
+	fill_pattern(P.dbuf + V21_SRC, 0xb2, 8192);
+	if (bind_window(c, 0, V21_SRC, 8192, IBV_ACCESS_REMOTE_READ, &wkey))
+		return 2;
+	r = served21(c, 1, lay_io_req(1, MSG_WRITE_REQ, 1, TEST_OP_STORE,
+				      V21_OFF + 4096,
+				      (uintptr_t)P.dbuf + V21_SRC, wkey, 8192),
+		     0, 1, wkey);
+	if (r)
+		return r;
+	say("WRITE_REQ served");
+
+	if (bind_window(c, 1, V21_DST, 12288, IBV_ACCESS_REMOTE_WRITE, &rkey))
+		return 2;
+	r = served21(c, 2, lay_io_req(2, MSG_READ_REQ, 2, TEST_OP_FETCH,
+				      V21_OFF, (uintptr_t)P.dbuf + V21_DST,
+				      rkey, 12288),
+		     0, 2, rkey);
+	if (r)
+		return r;
+	if (!pattern_ok(P.dbuf + V21_DST, 0xa1, 4096) ||
+	    !pattern_ok(P.dbuf + V21_DST + 4096, 0xb2, 8192)) {
+		say("the READ_REQ does not bring back what was written");
+		return 1;
+	}
+	say("READ_REQ served with the data written");
+	return expect_open(1000);
+}
+
+/* A violation of those listed above but v21-dereg and v21-norepost. */
+static int case_v21(const char *name)
+{
+	struct con *c = &P.con[1];
+	size_t len, data = 0;
+	__u16 v;
+
+	if (session_up_2_1(0))
+		return 2;
+	if (!strcmp(name, "v21-type")) {
+		len = lay_no_type(0, 0);
+	} else if (!strcmp(name, "v21-usr-len")) {
+		len = lay_io_req(0, MSG_READ_REQ, 0, TEST_OP_FETCH, 0, 0, 0, 0);
+		v = htole16(P.max_hdr21 - sizeof(struct io_req) + 1);
+		memcpy(req_slot(0) + offsetof(struct io_req, usr_len), &v,
+		       sizeof(v));
+	} else if (!strcmp(name, "v21-msg-id")) {
+		len = lay_io_req(0, MSG_WRITE_REQ, P.queue_depth, TEST_OP_STORE,
+				 0, 0, 0, 0);
+	} else if (!strcmp(name, "v21-dup-id")) {
+		if (post_req(c, 1, lay_io_req(1, MSG_WRITE_REQ, 0, TEST_OP_HOLD,
+					      0, 0, 0, 0), 0, 0))
+			return 2;
+		len = lay_io_req(0, MSG_WRITE_REQ, 0, TEST_OP_STORE, 0, 0, 0, 0);
+	} else if (!strcmp(name, "v21-len")) {
+		len = lay_io_req(0, MSG_READ_REQ, 0, TEST_OP_FETCH, 0,
+				 (uintptr_t)P.buf, P.mr->rkey, P.max_io21 + 1);
+	} else if (!strcmp(name, "v21-inline-short")) {
+		len = lay_inline(0, 0, TEST_OP_STORE, V21_OFF, 4096);
+		data = 2048;
+	} else if (!strcmp(name, "v21-inline-long")) {
+		len = lay_inline(0, 0, TEST_OP_STORE, V21_OFF, 2048);
+		data = 4096;
+	} else if (!strcmp(name, "v21-inline-big")) {
+		len = lay_inline(0, 0, TEST_OP_STORE, V21_OFF, 8192);
+		data = 8192;
+	} else if (!strcmp(name, "v21-zero-key")) {
+		len = lay_io_req(0, MSG_WRITE_REQ, 0, TEST_OP_STORE, 0, 0,
+				 P.mr->rkey, 0);
+	} else if (!strcmp(name, "v21-con0")) {
+		c = &P.con[0];
+		len = lay_io_req(0, MSG_WRITE_REQ, 0, TEST_OP_STORE, 0, 0, 0, 0);
+	} else if (!strcmp(name, "v21-imm")) {
+		if (post_send(c, IBV_WR_RDMA_WRITE_WITH_IMM, imm(IMM_IO_REQ, 0),
+			      0, 0, 0, 0, 1))
+			return 2;
+		return expect_closed(WAIT_MS);
+	} else if (!strcmp(name, "v21-bad-rkey")) {
+		/* Our memory region's index with another key: nobody's. */
+		fill_pattern(P.dbuf + V21_SRC, 0xc3, 4096);
+		len = lay_io_req(0, MSG_WRITE_REQ, 0, TEST_OP_STORE, V21_OFF,
+				 (uintptr_t)P.dbuf + V21_SRC,
+				 P.mr->rkey ^ 0xff, 4096);
+	} else {
+		return -1;
+	}
+	if (post_req(c, 0, len, 0, data))
+		return 2;
+	return expect_closed(WAIT_MS);
+}
+
+/*
+ * "v21-dereg": a READ_REQ into a region that the peer deregisters once the
+ * server has the request, before the server writes the data: the test
+ * server holds the request a second (OP_HOLD, errno 0), then the server's
+ * RDMA WRITE finds no region, and the server must close the path.  The
+ * region is a memory region of its own: rxe deregisters none that has a
+ * window bound.
+ */
+static int case_v21_dereg(void)
+{
+	struct con *c = &P.con[1];
+	struct ibv_mr *mr;
+	struct rsp21 r;
+
+	if (session_up_2_1(0))
+		return 2;
+	mr = ibv_reg_mr(P.pd, P.dbuf + V21_DEREG, 4096,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		die("ibv_reg_mr");
+	if (post_req(c, 0, lay_io_req(0, MSG_READ_REQ, 0, TEST_OP_HOLD, 0,
+				      (uintptr_t)P.dbuf + V21_DEREG,
+				      mr->rkey, 4096), 0, 0) ||
+	    wait21(c, 2, &r, WAIT_MS) != 1) {
+		say("the request was not acknowledged");
+		ibv_dereg_mr(mr);
+		return 2;
+	}
+	if (ibv_dereg_mr(mr))
+		die("ibv_dereg_mr");
+	say("region deregistered; the server writes to it in a second");
+	return expect_closed(WAIT_MS);
+}
+
+/*
+ * "v21-rq": four times the server's shared receive queue (@srq, its
+ * srq_size) of requests at once, each of which the test server holds a
+ * second (OP_HOLD, no data): those beyond the queue meet
+ * receiver-not-ready, and rxe sends them again until a buffer is free.
+ * Every one must get its response, once, with errno 0.  A buffer holds
+ * one request a second, so the last response comes three seconds or more
+ * after the first request went out: sooner, the queue was longer than
+ * srq_size, and nothing went beyond it.
+ */
+static int case_v21_rq(unsigned int srq)
+{
+	unsigned int n = 4 * srq, i, got = 0, bad = 0;
+	unsigned char seen[REQ_SLOTS] = { 0 };
+	struct con *c = &P.con[1];
+	struct rsp21 r;
+	long t0, took;
+
+	if (session_up_2_1(0))
+		return 2;
+	if (!n || n > P.queue_depth || n > REQ_SLOTS) {
+		say("%u requests do not fit a queue depth of %u", n,
+		    P.queue_depth);
+		return 2;
+	}
+	t0 = now_ms();
+	for (i = 0; i < n; i++)
+		if (post_req(c, i, lay_io_req(i, MSG_WRITE_REQ, i, TEST_OP_HOLD,
+					      0, 0, 0, 0), 0, 0))
+			return 2;
+	say("%u requests out, for a receive queue of %u", n, srq);
+	while (got < n && wait21(c, 1, &r, WAIT_MS) == 1) {
+		got++;
+		if (r.type == MSG_IO_RSP && r.len == sizeof(struct io_rsp) &&
+		    r.msg_id < n && !r.err && !r.inv && !seen[r.msg_id]++)
+			continue;
+		say("response %u: type %u, errno %d, id %u, %u bytes", got,
+		    r.type, r.err, r.msg_id, r.len);
+		bad++;
+	}
+	took = now_ms() - t0;
+	say("%u responses, %u of them wrong, in %ld ms", got, bad, took);
+	if (got < n || bad)
+		return 1;
+	if (took < 3000) {
+		say("too soon for a receive queue of %u", srq);
+		return 1;
+	}
+	return expect_open(1000);
+}
+
+/*
+ * "v21-norepost": connection 1 has V21_NOREPOST receives, which the peer
+ * never posts again.  Of six requests (STOREs of no data), that many
+ * responses land; the others meet receiver-not-ready on the server's
+ * side, which rxe retries for ever (rnr_retry 7).  Two seconds into that
+ * the peer sends a request of a type of no protocol: the server must
+ * close the path, its responses stuck, and not hang in the close.
+ */
+static int case_v21_norepost(void)
+{
+	struct con *c = &P.con[1];
+	unsigned int i, got = 0;
+	struct rsp21 r;
+	int k;
+
+	P.no_repost = 1;
+	if (session_up_2_1(V21_NOREPOST))
+		return 2;
+	for (i = 0; i < 6; i++)
+		if (post_req(c, i, lay_io_req(i, MSG_WRITE_REQ, i,
+					      TEST_OP_STORE, 0, 0, 0, 0), 0, 0))
+			return 2;
+	while (got < V21_NOREPOST && wait21(c, 1, &r, WAIT_MS) == 1)
+		got++;
+	if (got < V21_NOREPOST) {
+		say("%u responses of %u", got, V21_NOREPOST);
+		return 1;
+	}
+	k = wait21(c, 1, &r, 2000);
+	if (k) {
+		say(k > 0 ? "a response with no receive posted" :
+		    "the connection failed");
+		return k > 0 ? 2 : 1;
+	}
+	say("%u responses in, the others wait for a receive", got);
+	if (post_req(c, 6, lay_no_type(6, 6), 0, 0))
+		return 2;
+	return expect_closed(WAIT_MS);
+}
+
+static int run_v21(const char *name)
+{
+	static const char * const lies[] = {
+		"v21-type", "v21-usr-len", "v21-msg-id", "v21-dup-id",
+		"v21-len", "v21-inline-short", "v21-inline-long",
+		"v21-inline-big", "v21-zero-key", "v21-con0", "v21-imm",
+		"v21-bad-rkey",
+	};
+	unsigned int i;
+
+	if (!strcmp(name, "v21-good"))
+		return case_v21_good();
+	if (!strcmp(name, "v21-rq"))
+		return case_v21_rq(P.hold);
+	if (!strcmp(name, "v21-dereg"))
+		return case_v21_dereg();
+	if (!strcmp(name, "v21-norepost"))
+		return case_v21_norepost();
+	for (i = 0; i < ARRAY_SIZE(lies); i++)
+		if (!strcmp(name, lies[i]))
+			return case_v21(name);
+	say("unknown case %s", name);
+	return 2;
 }
 
 /* ---- the table of messages and path states -------------------------- */
@@ -1723,6 +2510,8 @@ static int run_case(const char *name)
 		return case_flood();
 	if (!strcmp(name, "shared-chunk"))
 		return case_shared_chunk();
+	if (!strncmp(name, "v21-", 4))
+		return run_v21(name);
 	r = case_io(name);
 	if (r < 0) {
 		say("unknown case %s", name);
@@ -1828,12 +2617,18 @@ static void teardown(void)
 {
 	unsigned int i;
 
+	/* A window holds the queue pair it is bound on: first. */
+	for (i = 0; i < ARRAY_SIZE(P.mw); i++)
+		if (P.mw[i])
+			ibv_dealloc_mw(P.mw[i]);
 	for (i = 0; i < MAX_CONS; i++) {
 		if (P.con[i].id)
 			con_destroy(&P.con[i]);
 	}
 	if (P.lcon.id)
 		rdma_destroy_id(P.lcon.id);
+	if (P.dmr)
+		ibv_dereg_mr(P.dmr);
 	if (P.mr)
 		ibv_dereg_mr(P.mr);
 	if (P.pd)
@@ -1853,6 +2648,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGUSR1, &sa, NULL))
 		die("sigaction");
+	P.version = RTRS_VERSION;
 	P.ch = rdma_create_event_channel();
 	if (!P.ch)
 		die("rdma_create_event_channel");
