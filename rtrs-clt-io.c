@@ -112,7 +112,8 @@ int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path)
 	if (!wrs)
 		return -ENOMEM;
 	path->reqs[0].wrs = wrs;
-	ius = rtrs_iu_alloc(qd, path->lim.max_hdr_size, GFP_KERNEL, ib_dev,
+	ius = rtrs_iu_alloc(qd, path->lim.max_hdr_size +
+			    path->lim.max_inline_size, GFP_KERNEL, ib_dev,
 			    DMA_TO_DEVICE, rtrs_clt_write_done);
 	if (!ius)
 		return -ENOMEM;
@@ -1093,10 +1094,12 @@ static int rtrs_clt_write_inline(struct rtrs_clt_io_req *req, int count)
  * size, when the header area and every data entry fit the SGEs of a SEND.
  */
 static bool rtrs_clt_req_inline(struct rtrs_clt_path *path, int dir,
-				size_t len, unsigned int sg_cnt)
+				size_t usr_len, size_t len,
+				unsigned int sg_cnt)
 {
 	return dir == WRITE && len && len <= path->lim.max_inline_size &&
-	       sg_cnt < path->max_send_sge;
+	       sizeof(struct rtrs_msg_write_inline) + usr_len <=
+	       path->lim.max_hdr_size && sg_cnt < path->max_send_sge;
 }
 
 /* Can the request go out at all?  Header room, data size and segments. */
@@ -1107,11 +1110,18 @@ static int rtrs_clt_req_check(struct rtrs_clt_path *path, int dir,
 		sizeof(struct rtrs_msg_rdma_read) + sizeof(struct rtrs_sg_desc) :
 		sizeof(struct rtrs_msg_rdma_write);
 
-	/* 2.1: room for the larger header, whichever the request takes. */
-	if (rtrs_clt_lim_2_1(&path->lim))
-		hdr_len = sizeof(struct rtrs_msg_io_req);
+	size_t room = path->lim.max_hdr_size;
 
-	if (usr_len > U16_MAX || usr_len + hdr_len > path->lim.max_hdr_size ||
+	/*
+	 * 2.1: the SEND of a request that carries no data may fill the
+	 * server's whole receive buffer, header area and data page.
+	 */
+	if (rtrs_clt_lim_2_1(&path->lim)) {
+		hdr_len = sizeof(struct rtrs_msg_io_req);
+		room += path->lim.max_inline_size;
+	}
+
+	if (usr_len > U16_MAX || usr_len + hdr_len > room ||
 	    len > path->lim.max_io_size)
 		return -EMSGSIZE;
 	if (sg_cnt > path->max_pages_per_mr || (len && !sg_cnt) ||
@@ -1197,7 +1207,7 @@ static int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
 				 struct scatterlist *sg, unsigned int sg_cnt)
 {
 	bool v2_1 = rtrs_clt_lim_2_1(&path->lim);
-	bool inl = v2_1 && rtrs_clt_req_inline(path, dir, len, sg_cnt);
+	bool inl = v2_1 && rtrs_clt_req_inline(path, dir, usr_len, len, sg_cnt);
 	struct rtrs_clt_io_req *req;
 	unsigned int slot;
 	u32 usr_off = 0;

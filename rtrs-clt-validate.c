@@ -90,7 +90,8 @@ static int rtrs_clt_check_conn_rsp_2_1(const struct rtrs_msg_conn_rsp_2_1 *msg,
 		return -ERANGE;
 	if (io < RTRS_CLT_MIN_IO_SIZE_2_1 ||
 	    hdr < sizeof(struct rtrs_msg_io_req) ||
-	    hdr > RTRS_CLT_MAX_HDR_SIZE || inl > io)
+	    hdr > RTRS_CLT_MAX_HDR_SIZE || inl > io ||
+	    inl > RTRS_CLT_MAX_INLINE_2_1)
 		return -ERANGE;
 
 	lim->version = le16_to_cpu(msg->version);

@@ -68,6 +68,12 @@
 #define RTRS_CLT_MIN_IO_SIZE_2_1	SZ_4K
 
 /*
+ * Largest inline WRITE a 2.1 server may offer: each request's send buffer
+ * holds the header area and this much, queue depth times per path.
+ */
+#define RTRS_CLT_MAX_INLINE_2_1		SZ_64K
+
+/*
  * Largest IO of a 2.1 path: its MRs map this much, whatever more the
  * server offers.  Their page lists take 8 bytes a page, per request slot.
  */

@@ -324,9 +324,11 @@ RTRS_WIRE_SIZE(struct rtrs_msg_rdma_hdr, 2);
  * @errno: 0; a reject is a struct rtrs_msg_conn_rsp in every version
  * @queue_depth: requests the client may have in flight on the path
  * @max_io_size: largest data length of one request
- * @max_hdr_size: largest request header plus user message; inline WRITE
- *	data starts at this offset of the SEND
- * @max_inline_size: largest data length of an inline WRITE
+ * @max_hdr_size: largest header plus user message of an inline WRITE,
+ *	whose data starts at this offset of the SEND
+ * @max_inline_size: largest data length of an inline WRITE; a request
+ *	without inline data may fill both, @max_hdr_size plus this, with its
+ *	header and user message
  *
  * Sent instead of struct rtrs_msg_conn_rsp when the server agrees to 2.1;
  * the two share @magic, @version and @errno, which the client reads first.

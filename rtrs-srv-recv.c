@@ -306,8 +306,10 @@ static void rtrs_srv_req(struct rtrs_srv_con *con, struct rtrs_srv_rbuf *rb,
 	struct rtrs_srv_io_2_1 io;
 	int err;
 
+	/* The user message may go on into the page. */
 	ib_dma_sync_single_for_cpu(path->s.dev->ib_dev, rb->hdr_dma,
-				   RTRS_SRV_HDR_SIZE_2_1, DMA_FROM_DEVICE);
+				   min_t(u32, len, RTRS_SRV_HDR_SIZE_2_1 +
+					 PAGE_SIZE), DMA_FROM_DEVICE);
 	err = rtrs_srv_check_io_req_2_1(rb->hdr, len, &lim, &io);
 	if (err) {
 		if (op)

@@ -7,7 +7,7 @@
  * buffers (srq_size): the server's receive memory does not grow with its
  * sessions or their queue depth.  A buffer is two pieces, a header area of
  * RTRS_SRV_HDR_SIZE_2_1 bytes for the request header and user message, and
- * one page, where an inline WRITE's data lands.  A request holds its
+ * one page, where an inline WRITE's data lands, contiguous with it.  A request holds its
  * buffer until its response is posted; then the buffer goes back on the
  * queue.  With every buffer held, a client's SEND meets receiver-not-ready
  * and its hardware retries it: requests beyond the queue wait on the wire.
@@ -24,10 +24,10 @@
 
 #include "rtrs-srv.h"
 
-static unsigned int srq_size = 1024;
+static unsigned int srq_size = 512;
 module_param(srq_size, uint, 0644);
 MODULE_PARM_DESC(srq_size,
-		 "Receive buffers of protocol 2.1 requests per RDMA device, each a page and a header (default: 1024); read when a device's first 2.1 path comes");
+		 "Receive buffers of protocol 2.1 requests per RDMA device, two pages each (default: 512); read when a device's first 2.1 path comes");
 
 static DEFINE_MUTEX(rtrs_srv_srq_mutex);	/* rtrs_srv_srqs */
 static LIST_HEAD(rtrs_srv_srqs);
@@ -62,72 +62,76 @@ int rtrs_srv_srq_post(struct rtrs_srv_rbuf *rb)
 	return ib_post_srq_recv(srq->srq, &wr, NULL);
 }
 
+/* Two pages per buffer: the header area ends the first, the data page. */
+#define RTRS_SRV_RBUF_ORDER	1
+
+static void rtrs_srv_rbuf_free(struct rtrs_srv_srq *srq,
+			       struct rtrs_srv_rbuf *rb)
+{
+	ib_dma_unmap_page(srq->dev->ib_dev, rb->page_dma - PAGE_SIZE,
+			  PAGE_SIZE << RTRS_SRV_RBUF_ORDER, DMA_FROM_DEVICE);
+	__free_pages(rb->page - 1, RTRS_SRV_RBUF_ORDER);
+}
+
 static void rtrs_srv_srq_free_bufs(struct rtrs_srv_srq *srq, u32 n)
 {
-	struct ib_device *ib_dev = srq->dev->ib_dev;
-
-	while (n--) {
-		struct rtrs_srv_rbuf *rb = &srq->bufs[n];
-
-		ib_dma_unmap_page(ib_dev, rb->page_dma, PAGE_SIZE,
-				  DMA_FROM_DEVICE);
-		__free_page(rb->page);
-	}
-	ib_dma_unmap_single(ib_dev, srq->hdrs_dma,
-			    (size_t)srq->nr * RTRS_SRV_HDR_SIZE_2_1,
-			    DMA_FROM_DEVICE);
-	kfree(srq->hdrs);
+	while (n--)
+		rtrs_srv_rbuf_free(srq, &srq->bufs[n]);
 	kfree(srq->bufs);
+}
+
+/*
+ * A receive buffer is the end of one page, RTRS_SRV_HDR_SIZE_2_1 bytes
+ * for the request header and user message, followed by the data page of
+ * an inline WRITE: inline data lands at the start of a page, and a
+ * request without inline data may carry a user message of up to both,
+ * contiguous for the user.
+ */
+static int rtrs_srv_rbuf_alloc(struct rtrs_srv_srq *srq,
+			       struct rtrs_srv_rbuf *rb, bool last,
+			       void (*done)(struct ib_cq *cq, struct ib_wc *wc))
+{
+	struct ib_device *ib_dev = srq->dev->ib_dev;
+	struct page *pages;
+	dma_addr_t dma;
+
+	/* One fault point for the buffers: the last. */
+	pages = rtrs_fail_last_or(last, NULL,
+				  alloc_pages(GFP_KERNEL, RTRS_SRV_RBUF_ORDER));
+	if (!pages)
+		return -ENOMEM;
+	dma = ib_dma_map_page(ib_dev, pages, 0, PAGE_SIZE << RTRS_SRV_RBUF_ORDER,
+			      DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(ib_dev, dma)) {
+		__free_pages(pages, RTRS_SRV_RBUF_ORDER);
+		return -ENOMEM;
+	}
+	rb->srq = srq;
+	rb->cqe.done = done;
+	rb->page = pages + 1;
+	rb->page_dma = dma + PAGE_SIZE;
+	rb->hdr = page_address(rb->page) - RTRS_SRV_HDR_SIZE_2_1;
+	rb->hdr_dma = rb->page_dma - RTRS_SRV_HDR_SIZE_2_1;
+	return 0;
 }
 
 static int rtrs_srv_srq_alloc_bufs(struct rtrs_srv_srq *srq,
 				   void (*done)(struct ib_cq *cq,
 						struct ib_wc *wc))
 {
-	struct ib_device *ib_dev = srq->dev->ib_dev;
-	size_t hdrs = (size_t)srq->nr * RTRS_SRV_HDR_SIZE_2_1;
 	u32 i;
 
 	srq->bufs = rtrs_kcalloc(srq->nr, sizeof(*srq->bufs), GFP_KERNEL);
 	if (!srq->bufs)
 		return -ENOMEM;
-	srq->hdrs = rtrs_kzalloc(hdrs, GFP_KERNEL);
-	if (!srq->hdrs)
-		goto free_bufs;
-	srq->hdrs_dma = ib_dma_map_single(ib_dev, srq->hdrs, hdrs,
-					  DMA_FROM_DEVICE);
-	if (ib_dma_mapping_error(ib_dev, srq->hdrs_dma))
-		goto free_hdrs;
-
 	for (i = 0; i < srq->nr; i++) {
-		struct rtrs_srv_rbuf *rb = &srq->bufs[i];
-
-		rb->srq = srq;
-		rb->cqe.done = done;
-		rb->hdr = srq->hdrs + (size_t)i * RTRS_SRV_HDR_SIZE_2_1;
-		rb->hdr_dma = srq->hdrs_dma + (size_t)i * RTRS_SRV_HDR_SIZE_2_1;
-		/* One fault point for the pages: the last. */
-		rb->page = rtrs_fail_last_or(i == srq->nr - 1, NULL,
-					     alloc_page(GFP_KERNEL));
-		if (!rb->page)
-			goto free_pages;
-		rb->page_dma = ib_dma_map_page(ib_dev, rb->page, 0, PAGE_SIZE,
-					       DMA_FROM_DEVICE);
-		if (ib_dma_mapping_error(ib_dev, rb->page_dma)) {
-			__free_page(rb->page);
-			goto free_pages;
+		if (rtrs_srv_rbuf_alloc(srq, &srq->bufs[i], i == srq->nr - 1,
+					done)) {
+			rtrs_srv_srq_free_bufs(srq, i);
+			return -ENOMEM;
 		}
 	}
 	return 0;
-
-free_pages:
-	rtrs_srv_srq_free_bufs(srq, i);
-	return -ENOMEM;
-free_hdrs:
-	kfree(srq->hdrs);
-free_bufs:
-	kfree(srq->bufs);
-	return -ENOMEM;
 }
 
 static struct rtrs_srv_srq *

@@ -310,14 +310,17 @@ int rtrs_srv_check_io_hdr(const void *chunk, u32 chunk_size, u32 off,
  * server, its header at the start.
  */
 
-/* Rules of every 2.1 request, once its header is in @io. */
-static int rtrs_srv_check_usr_2_1(size_t hdr_size, size_t len,
+/*
+ * Rules of every 2.1 request, once its header is in @io: header and user
+ * message within @room and the SEND.
+ */
+static int rtrs_srv_check_usr_2_1(size_t hdr_size, size_t len, u64 room,
 				  const struct rtrs_srv_limits_2_1 *lim,
 				  const struct rtrs_srv_io_2_1 *io)
 {
 	u64 usr_end = (u64)hdr_size + io->usr_len;
 
-	if (usr_end > lim->max_hdr_size)
+	if (usr_end > room)
 		return -ERANGE;
 	if (usr_end > len)
 		return -EMSGSIZE;
@@ -343,7 +346,10 @@ static int rtrs_srv_check_mr_req_2_1(const void *buf, size_t len,
 	io->data_len = le32_to_cpu(req.desc.len);
 	io->addr = le64_to_cpu(req.desc.addr);
 	io->rkey = le32_to_cpu(req.desc.key);
-	err = rtrs_srv_check_usr_2_1(sizeof(req), len, lim, io);
+	/* No inline data: the whole receive buffer is the request's. */
+	err = rtrs_srv_check_usr_2_1(sizeof(req), len,
+				     (u64)lim->max_hdr_size +
+				     lim->max_inline_size, lim, io);
 	if (err)
 		return err;
 	/* A request with no data names no region: length, address, key 0. */
@@ -374,7 +380,8 @@ static int rtrs_srv_check_inline_2_1(const void *buf, size_t len,
 	io->usr_len = le16_to_cpu(inl.usr_len);
 	io->msg_id = le32_to_cpu(inl.msg_id);
 	io->data_len = le32_to_cpu(inl.data_len);
-	err = rtrs_srv_check_usr_2_1(sizeof(inl), len, lim, io);
+	err = rtrs_srv_check_usr_2_1(sizeof(inl), len, lim->max_hdr_size, lim,
+				     io);
 	if (err)
 		return err;
 	if (!io->data_len || io->data_len > lim->max_inline_size)
@@ -395,7 +402,9 @@ static int rtrs_srv_check_inline_2_1(const void *buf, size_t len,
  * @io: the checked request
  *
  * Every request is its header, then the user message; the two fit in
- * @lim->max_hdr_size, and the message id is below @lim->queue_depth.
+ * @lim->max_hdr_size for an inline WRITE, in @lim->max_hdr_size plus
+ * @lim->max_inline_size (the whole receive buffer) for the others, and
+ * the message id is below @lim->queue_depth.
  *
  * A READ_REQ or WRITE_REQ ends right after the user message: its data,
  * up to @lim->max_io_size bytes, is in the client's memory region, whose

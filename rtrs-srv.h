@@ -66,7 +66,8 @@ struct rtrs_srv_srq;
  * struct rtrs_srv_rbuf - a receive buffer of a 2.1 shared receive queue
  * @cqe: completion of the receive
  * @srq: the queue it belongs to
- * @hdr: %RTRS_SRV_HDR_SIZE_2_1 bytes: request header and user message
+ * @hdr: %RTRS_SRV_HDR_SIZE_2_1 bytes: request header and user message,
+ *	right before @page in memory
  * @hdr_dma: DMA address of @hdr
  * @page: the data of an inline WRITE
  * @page_dma: DMA address of @page
@@ -87,8 +88,6 @@ struct rtrs_srv_rbuf {
  * @srq: the queue
  * @users: paths using it; under the module's queue mutex
  * @nr: its buffers
- * @hdrs: the header areas of all buffers, one allocation
- * @hdrs_dma: DMA address of @hdrs
  * @bufs: @nr buffers
  */
 struct rtrs_srv_srq {
@@ -97,8 +96,6 @@ struct rtrs_srv_srq {
 	struct ib_srq		*srq;
 	unsigned int		users;
 	u32			nr;
-	void			*hdrs;
-	dma_addr_t		hdrs_dma;
 	struct rtrs_srv_rbuf	*bufs;
 };
 

@@ -502,19 +502,27 @@ static const struct io21_case io21_cases[] = {
 	{ "type 9", RDQ, 0, { P16(IOREQ, type, 9) }, 0, 0, -EPROTO },
 	{ "type 0xffff", RDQ, 0, { P16(IOREQ, type, 0xffff) }, 0, 0, -EPROTO },
 
-	/* Header and user message: within the room and the SEND. */
+	/*
+	 * Header and user message: within the room and the SEND.  A request
+	 * without inline data has the whole receive buffer, header room and
+	 * inline room.
+	 */
 	{ "READ_REQ, header and message fill the room", RDQ, 0, {},
-	  IOREQ_LEN, 0, 0 },
+	  IOREQ_LEN - 16, 16, 0 },
 	{ "READ_REQ, header and message one beyond the room", RDQ, 0, {},
-	  IOREQ_LEN - 1, 0, -ERANGE },
+	  IOREQ_LEN - 16, 15, -ERANGE },
 	{ "READ_REQ, no user message", RDQ, -(long)USR21,
 	  { P16(IOREQ, usr_len, 0) }, 0, 0, 0 },
-	{ "READ_REQ, user message fills the room", RDQ,
-	  (long)HDR21 - IOREQ_LEN,
-	  { P16(IOREQ, usr_len, HDR21 - sizeof(IOREQ)) }, 0, 0, 0 },
-	{ "READ_REQ, user message one beyond the room", RDQ,
+	{ "READ_REQ, user message beyond the header room", RDQ,
 	  (long)HDR21 + 1 - IOREQ_LEN,
-	  { P16(IOREQ, usr_len, HDR21 + 1 - sizeof(IOREQ)) }, 0, 0, -ERANGE },
+	  { P16(IOREQ, usr_len, HDR21 + 1 - sizeof(IOREQ)) }, 0, 0, 0 },
+	{ "READ_REQ, user message fills the room", RDQ,
+	  (long)HDR21 + INLINE21 - IOREQ_LEN,
+	  { P16(IOREQ, usr_len, HDR21 + INLINE21 - sizeof(IOREQ)) }, 0, 0, 0 },
+	{ "READ_REQ, user message one beyond the room", RDQ,
+	  (long)HDR21 + INLINE21 + 1 - IOREQ_LEN,
+	  { P16(IOREQ, usr_len, HDR21 + INLINE21 + 1 - sizeof(IOREQ)) }, 0, 0,
+	  -ERANGE },
 	{ "READ_REQ, usr_len 0xffff", RDQ, 0, { P16(IOREQ, usr_len, 0xffff) },
 	  0, 0, -ERANGE },
 	{ "READ_REQ, usr_len 0xffff, room 0xffffffff", RDQ, 0,
@@ -526,8 +534,9 @@ static const struct io21_case io21_cases[] = {
 	  { P16(IOREQ, usr_len, USR21 + 1) }, 0, 0, -EMSGSIZE },
 	{ "READ_REQ, header only", RDQ, -(long)USR21, {}, 0, 0, -EMSGSIZE },
 	{ "WRITE_REQ, user message one beyond the room", WRQ,
-	  (long)HDR21 + 1 - IOREQ_LEN,
-	  { P16(IOREQ, usr_len, HDR21 + 1 - sizeof(IOREQ)) }, 0, 0, -ERANGE },
+	  (long)HDR21 + INLINE21 + 1 - IOREQ_LEN,
+	  { P16(IOREQ, usr_len, HDR21 + INLINE21 + 1 - sizeof(IOREQ)) }, 0, 0,
+	  -ERANGE },
 	{ "WRITE_REQ, user message one beyond the SEND", WRQ, 0,
 	  { P16(IOREQ, usr_len, USR21 + 1) }, 0, 0, -EMSGSIZE },
 
