@@ -1684,7 +1684,12 @@ static int take_wc21(struct con *c, struct rsp21 *r)
 	r->err = (__s16)le16toh(m.errno_);
 	r->msg_id = le32toh(m.msg_id);
 	r->len = wc.byte_len;
-	r->inv = !!(wc.wc_flags & IBV_WC_WITH_INV);
+	/*
+	 * rxe (6.1) reports an invalidation to a user QP with the kernel's
+	 * flag, bit 2, which is IBV_WC_IP_CSUM_OK here; it sets no checksum
+	 * flag on an RC receive, so either bit means invalidated.
+	 */
+	r->inv = !!(wc.wc_flags & (IBV_WC_WITH_INV | IBV_WC_IP_CSUM_OK));
 	r->inv_rkey = r->inv ? wc.invalidated_rkey : 0;
 	return 1;
 }
