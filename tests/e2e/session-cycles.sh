@@ -43,14 +43,16 @@ unload_server() {
 	rmmod rtrs-test-srv && rmmod rtrs-server
 }
 
-# session_memory: open one session, held by rtrs-test-cycles, at the server's
+# session_memory MINOR: open one session of protocol 2.MINOR, held by
+# rtrs-test-cycles, at the server's
 # default queue depth; print what it took and what its close left.
 session_memory() {
 	local free0 slab0 vm0 free1 slab1 vm1 free2 slab2 vm2
-	local qd chunk used pages chunks
+	local qd chunk used pages chunks what p=/sys/module/rtrs_server/parameters
 
-	qd=$(cat /sys/module/rtrs_server/parameters/sess_queue_depth)
-	chunk=$(( $(cat /sys/module/rtrs_server/parameters/max_chunk_size) / 1024 ))
+	echo "$1" >"$p/max_proto_minor" || return 1
+	qd=$(cat "$p/sess_queue_depth")
+	chunk=$(( $(cat "$p/max_chunk_size") / 1024 ))
 	# A first session creates what outlives it: the server's CQ pool on
 	# the device (4 MiB of rxe queues), allocator caches.
 	insmod "$b/tests/user/rtrs-test-cycles.ko" cycles=1 && rmmod rtrs-test-cycles ||
@@ -61,22 +63,31 @@ session_memory() {
 	rmmod rtrs-test-cycles || return 1
 	mem_snapshot free2 slab2 vm2 || return 1
 
+	echo 1 >"$p/max_proto_minor" || return 1
 	used=$((free0 - free1))
-	# Memory that is neither slab nor vmalloc: the server's chunks, and
-	# the KASAN shadow and page tables of the vmalloc areas (an eighth).
+	# Memory that is neither slab nor vmalloc: the server's chunks (2.0)
+	# or its device's shared receive buffers of two pages each (2.1, made
+	# anew, as the first session's went with its last path), and the
+	# KASAN shadow and page tables of the vmalloc areas (an eighth).
 	pages=$((used - (slab1 - slab0) - (vm1 - vm0)))
-	chunks=$((qd * chunk))
-	figure "one session, queue depth $qd, chunk $chunk KiB, client and server:" \
+	if [ "$1" = 0 ]; then
+		chunks=$((qd * chunk))
+		what="server chunks"
+	else
+		chunks=$(( $(cat "$p/srq_size") * 8 ))
+		what="server receive buffers"
+	fi
+	figure "one 2.$1 session, queue depth $qd, client and server:" \
 		"$((used / MIB)) MiB ($used KiB): slab $(((slab1 - slab0) / MIB)) MiB," \
 		"vmalloc $(((vm1 - vm0) / MIB)) MiB, pages $((pages / MIB)) MiB;" \
-		"server chunks $((chunks / MIB)) MiB"
+		"$what $((chunks / MIB)) MiB"
 	figure "after close: $(((free0 - free2) / MIB)) MiB ($((free0 - free2)) KiB) not" \
 		"yet back: slab $((slab2 - slab0)) KiB, vmalloc $((vm2 - vm0)) KiB"
 	# A reading that missed the session would pass what follows.
 	[ "$used" -ge "$chunks" ] ||
-		{ echo "the session took $used KiB, less than its chunks"; return 1; }
+		{ echo "the session took $used KiB, less than its $what"; return 1; }
 	[ "$pages" -le $((chunks + (vm1 - vm0) / 8 + 4 * MIB)) ] ||
-		{ echo "pages $pages KiB > chunks $chunks KiB + shadow + 4 MiB"; return 1; }
+		{ echo "pages $pages KiB > $what $chunks KiB + shadow + 4 MiB"; return 1; }
 	[ $((free0 - free2)) -le "$ONE_CLOSE_SLACK" ] ||
 		{ echo "close left $((free0 - free2)) KiB > $ONE_CLOSE_SLACK KiB"; return 1; }
 }
@@ -117,7 +128,8 @@ check "load rtrs-core" insmod "$b/rtrs-core.ko"
 check "load rtrs-client" insmod "$b/rtrs-client.ko"
 
 check "load the servers, default queue depth" load_server
-check "memory of one session" session_memory
+check "memory of one 2.1 session" session_memory 1
+check "memory of one 2.0 session" session_memory 0
 check "unload the servers" unload_server
 
 check "load the servers, ${CYCLE_SRV_ARGS[*]}" load_server "${CYCLE_SRV_ARGS[@]}"
