@@ -417,14 +417,14 @@ soak_env=(--env "SOAK_SECONDS=$SOAK_SECONDS")
 [ -z "${SOAK_SEED:-}" ] || soak_env+=(--env "SOAK_SEED=$SOAK_SEED")
 # shellcheck disable=SC2086 # soak: a scenario, or none
 guest guest-1 kunit session session-cycles hostile $soak -- \
-	--kernel test --timeout 4000 \
+	--kernel test --timeout 4600 \
 	--env "RTRS_CYCLES=${RTRS_CYCLES:-200}" "${soak_env[@]}" &
 guest1=$!
 rnbd=
 [ -z "$rnbd_built" ] || rnbd=rnbd
 # shellcheck disable=SC2086 # rnbd: a scenario, or none
 guest guest-2 faults multipath lossy $rnbd -- \
-	--kernel test --timeout 4000 \
+	--kernel test --timeout 4600 \
 	--env FAULTS_BUDGET="${FAULTS_BUDGET:-4}" \
 	--env FAULTS_RTRS_BUDGET="${FAULTS_RTRS_BUDGET:-15}" \
 	--env MPATH_CYCLES="${MPATH_CYCLES:-10}" \
