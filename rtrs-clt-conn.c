@@ -49,7 +49,10 @@ MODULE_PARM_DESC(max_proto_minor,
  * &rtrs_clt_path.max_write_wrs.
  */
 #define RTRS_CLT_WR_PER_READ	4
-/* Receives one request may take: the server's SEND_WITH_INV, the response. */
+/*
+ * Receives one request may take on 2.0: the server's SEND_WITH_INV, the
+ * response.  A 2.1 response is one SEND, which invalidates as well.
+ */
 #define RTRS_CLT_RECV_PER_IO	2
 /*
  * A heartbeat and its ack, the watchdog's probe and the drain WR: the
@@ -67,6 +70,12 @@ MODULE_PARM_DESC(max_proto_minor,
 static u32 rtrs_clt_con_depth(struct rtrs_clt_path *path, unsigned int cid)
 {
 	return cid ? path->lim.queue_depth : RTRS_CLT_ADMIN_DEPTH;
+}
+
+/* Receives the requests of @path may take, each. */
+static u32 rtrs_clt_recv_per_io(struct rtrs_clt_path *path)
+{
+	return rtrs_clt_lim_2_1(&path->lim) ? 1 : RTRS_CLT_RECV_PER_IO;
 }
 
 static bool rtrs_clt_con_is_poll(struct rtrs_clt_con *con)
@@ -191,8 +200,8 @@ static int rtrs_clt_con_create_qp(struct rtrs_clt_con *con)
 
 	attrs = &path->s.dev->ib_dev->attrs;
 	send_wr = rtrs_clt_con_send_wr(path, depth);
-	recv_wr = min_t(u32, RTRS_CLT_RECV_PER_IO * depth + RTRS_CLT_WR_EXTRA,
-			attrs->max_qp_wr);
+	recv_wr = min_t(u32, rtrs_clt_recv_per_io(path) * depth +
+			RTRS_CLT_WR_EXTRA, attrs->max_qp_wr);
 	cqe = min_t(u32, send_wr + recv_wr, attrs->max_cqe);
 	poll = rtrs_clt_con_is_poll(con) ? IB_POLL_DIRECT : IB_POLL_SOFTIRQ;
 	vector = con->cpu % path->s.dev->ib_dev->num_comp_vectors;
@@ -282,7 +291,7 @@ static int rtrs_clt_con_route_resolved(struct rtrs_clt_con *con)
  * RTRS_CLT_MAX_IO_SIZE_2_1) at any offset in its first page, and its IO
  * size is what they map.  A request is one SEND after at most a REG_MR
  * and the LOCAL_INV before it, and one LOCAL_INV later: as many send queue
- * entries as a 2.0 READ.
+ * entries as a 2.0 READ, but of RTRS_CLT_MAX_SEND_SGE_2_1 SGEs each.
  */
 static int rtrs_clt_path_size_2_1(struct rtrs_clt_path *path)
 {
@@ -301,6 +310,8 @@ static int rtrs_clt_path_size_2_1(struct rtrs_clt_path *path)
 	path->lim.max_inline_size = min(path->lim.max_inline_size,
 					path->lim.max_io_size);
 	path->max_write_wrs = 1;
+	path->max_send_sge = min_t(u32, path->max_send_sge,
+				   RTRS_CLT_MAX_SEND_SGE_2_1);
 	return 0;
 }
 
@@ -658,7 +669,7 @@ int rtrs_clt_con_post_recvs(struct rtrs_clt_con *con)
 	 * its queue depth: keep posted only what the session's requests and
 	 * heartbeats can consume.
 	 */
-	con->recv_num = min(con->recv_num, RTRS_CLT_RECV_PER_IO *
+	con->recv_num = min(con->recv_num, rtrs_clt_recv_per_io(path) *
 			    path->lim.queue_depth + RTRS_CLT_WR_EXTRA - 1);
 
 	if (rtrs_clt_lim_2_1(&path->lim))

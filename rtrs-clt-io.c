@@ -112,8 +112,11 @@ int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path)
 	if (!wrs)
 		return -ENOMEM;
 	path->reqs[0].wrs = wrs;
-	ius = rtrs_iu_alloc(qd, path->lim.max_hdr_size +
-			    path->lim.max_inline_size, GFP_KERNEL, ib_dev,
+	/*
+	 * The header area every request fills; the rare longer user message
+	 * of a 2.1 request without inline data takes a buffer of its own.
+	 */
+	ius = rtrs_iu_alloc(qd, path->lim.max_hdr_size, GFP_KERNEL, ib_dev,
 			    DMA_TO_DEVICE, rtrs_clt_write_done);
 	if (!ius)
 		return -ENOMEM;
@@ -171,6 +174,28 @@ static void rtrs_clt_req_unmap(struct rtrs_clt_io_req *req)
 	req->sg_cnt_mapped = 0;
 }
 
+/* The buffer of @req's header and user message, and its DMA address. */
+static void *rtrs_clt_req_hdr(struct rtrs_clt_io_req *req)
+{
+	return req->big ?: req->iu->buf;
+}
+
+static u64 rtrs_clt_req_hdr_dma(struct rtrs_clt_io_req *req)
+{
+	return req->big ? req->big_dma : req->iu->dma_addr;
+}
+
+/* Free the buffer of rtrs_clt_req_buf(), if it took one. */
+static void rtrs_clt_req_buf_put(struct rtrs_clt_io_req *req)
+{
+	if (!req->big)
+		return;
+	ib_dma_unmap_single(req->con->c.path->dev->ib_dev, req->big_dma,
+			    req->big_len, DMA_TO_DEVICE);
+	kfree(req->big);
+	req->big = NULL;
+}
+
 /* Take @n entries of @con's send queue for a request; false when full. */
 static bool rtrs_clt_sq_get(struct rtrs_clt_con *con, u32 n)
 {
@@ -187,6 +212,7 @@ static void rtrs_clt_req_release(struct rtrs_clt_io_req *req)
 
 	atomic_add(req->sq_wrs, &req->con->c.sq_wr_avail);
 	req->sq_wrs = 0;
+	rtrs_clt_req_buf_put(req);
 	atomic_dec(&path->stats.inflight);
 	WRITE_ONCE(req->in_use, false);
 }
@@ -701,19 +727,18 @@ void rtrs_clt_recv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
- * IO connection of the permit's CPU, or the admin connection.  A 2.1
- * server takes requests on its IO connections only, which receive into
- * buffers (its admin connection receives heartbeats): there a request of
- * an admin permit goes on the IO connection of the CPU as well.
+ * The IO connection of the permit's CPU, whatever its connection type: the
+ * admin connection carries the path's own messages only (its information
+ * exchange and heartbeats), so its queues are sized for those and cost a
+ * few KiB instead of a queue depth of requests.  A 2.1 server takes
+ * requests on its IO connections only; a 2.0 server, ours or mainline's,
+ * serves a request on whichever connection it came, and responds there.
  */
 static struct rtrs_clt_con *rtrs_clt_permit_con(struct rtrs_clt_path *path,
 						struct rtrs_permit *permit)
 {
-	unsigned int cid = 0;
-
-	if (permit->con_type == RTRS_IO_CON || rtrs_clt_lim_2_1(&path->lim))
-		cid = permit->cpu % (path->s.irq_con_num - 1) + 1;
-	return rtrs_clt_path_con(path, cid);
+	return rtrs_clt_path_con(path,
+				 permit->cpu % (path->s.irq_con_num - 1) + 1);
 }
 
 /* Map the user's data; 0 entries for a request without data. */
@@ -997,9 +1022,8 @@ static int rtrs_clt_send_post(struct rtrs_clt_io_req *req, struct ib_sge *sge,
 		return -EAGAIN;
 	req->sq_wrs = nwr;
 
-	ib_dma_sync_single_for_device(con->c.path->dev->ib_dev,
-				      req->iu->dma_addr, hdr_len,
-				      DMA_TO_DEVICE);
+	ib_dma_sync_single_for_device(con->c.path->dev->ib_dev, sge[0].addr,
+				      hdr_len, DMA_TO_DEVICE);
 	if (head) {
 		for (last = head; last->next; last = last->next)
 			;
@@ -1022,7 +1046,7 @@ static int rtrs_clt_send_post(struct rtrs_clt_io_req *req, struct ib_sge *sge,
  */
 static int rtrs_clt_io_req(struct rtrs_clt_io_req *req, int count)
 {
-	struct rtrs_msg_io_req *msg = req->iu->buf;
+	struct rtrs_msg_io_req *msg = rtrs_clt_req_hdr(req);
 	bool read = req->dir == DMA_FROM_DEVICE;
 	u32 hdr_len = sizeof(*msg) + req->usr_len;
 	struct ib_send_wr *head = NULL, inv;
@@ -1051,7 +1075,7 @@ static int rtrs_clt_io_req(struct rtrs_clt_io_req *req, int count)
 		nwr += (head == &inv ? 2 : 1) + 1;
 	}
 	sge = (struct ib_sge) {
-		.addr	= req->iu->dma_addr,
+		.addr	= rtrs_clt_req_hdr_dma(req),
 		.length	= hdr_len,
 		.lkey	= req->con->c.path->dev->ib_pd->local_dma_lkey,
 	};
@@ -1134,14 +1158,10 @@ static void rtrs_clt_req_init(struct rtrs_clt_io_req *req,
 			      struct rtrs_clt_con *con, int dir,
 			      struct rtrs_clt_req_ops *ops,
 			      struct rtrs_permit *permit,
-			      const struct kvec *vec, size_t nr,
 			      size_t usr_len, size_t len,
 			      struct scatterlist *sg, unsigned int sg_cnt,
 			      u32 usr_off)
 {
-	void *buf = req->iu->buf + usr_off;
-	size_t i;
-
 	req->con = con;
 	req->dir = dir == READ ? DMA_FROM_DEVICE : DMA_TO_DEVICE;
 	req->sglist = sg;
@@ -1159,8 +1179,42 @@ static void rtrs_clt_req_init(struct rtrs_clt_io_req *req,
 	req->responded = false;
 	req->mr_valid = false;
 	req->sq_wrs = 0;
+}
+
+/*
+ * Copy the user message of @vec into @req's header buffer, at usr_off.  A
+ * 2.1 request without inline data may carry header and user message up
+ * to the server's whole receive buffer, more than the header area its IU
+ * holds: then it takes a buffer of its own until it leaves the path.  No
+ * user of ours sends such messages on the IO path (rnbd's fit the header
+ * area), so the buffer is allocated when needed instead of kept for every
+ * request.
+ */
+static int rtrs_clt_req_buf(struct rtrs_clt_io_req *req,
+			    const struct kvec *vec, size_t nr)
+{
+	struct ib_device *ib_dev = req->con->c.path->dev->ib_dev;
+	u32 len = req->usr_off + req->usr_len;
+	void *buf;
+	size_t i;
+
+	if (len > req->iu->size) {
+		buf = kmalloc(len, GFP_ATOMIC);
+		if (!buf)
+			return -ENOMEM;
+		req->big_dma = ib_dma_map_single(ib_dev, buf, len,
+						 DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(ib_dev, req->big_dma)) {
+			kfree(buf);
+			return -ENOMEM;
+		}
+		req->big = buf;
+		req->big_len = len;
+	}
+	buf = rtrs_clt_req_hdr(req) + req->usr_off;
 	for (i = 0; i < nr; buf += vec[i].iov_len, i++)
 		memcpy(buf, vec[i].iov_base, vec[i].iov_len);
+	return 0;
 }
 
 /*
@@ -1176,6 +1230,7 @@ static void rtrs_clt_req_abort(struct rtrs_clt_io_req *req, int err)
 				   path->s.sessname, err);
 	req->mr_valid = false;
 	rtrs_clt_req_unmap(req);
+	rtrs_clt_req_buf_put(req);
 }
 
 /**
@@ -1230,10 +1285,15 @@ static int rtrs_clt_path_request(struct rtrs_clt_path *path, int dir,
 	else if (v2_1)
 		usr_off = sizeof(struct rtrs_msg_io_req);
 	rtrs_clt_req_init(req, rtrs_clt_permit_con(path, permit), dir, ops,
-			  permit, vec, nr, usr_len, len, sg, sg_cnt, usr_off);
+			  permit, usr_len, len, sg, sg_cnt, usr_off);
+	err = rtrs_clt_req_buf(req, vec, nr);
+	if (err)
+		return err;
 	count = rtrs_clt_req_map(req);
-	if (count < 0)
+	if (count < 0) {
+		rtrs_clt_req_buf_put(req);
 		return count;
+	}
 
 	if (inl)
 		err = rtrs_clt_write_inline(req, count);
@@ -1344,7 +1404,7 @@ static int rtrs_clt_resend(struct rtrs_clt_path *from,
 		.conf_fn	= req->conf,
 	};
 	struct kvec vec = {
-		.iov_base	= req->iu->buf + req->usr_off,
+		.iov_base	= rtrs_clt_req_hdr(req) + req->usr_off,
 		.iov_len	= req->usr_len,
 	};
 	int dir = req->dir == DMA_FROM_DEVICE ? READ : WRITE;

@@ -198,9 +198,8 @@ static struct rtrs_permit *rtrs_clt_wait_permit(struct rtrs_clt_sess *clt,
 /**
  * rtrs_clt_get_permit() - take a permit for one request
  * @clt: the session.
- * @con_type: connection the request will use: %RTRS_IO_CON for the IO
- *	connection of the CPU the permit is taken on, %RTRS_ADMIN_CON for
- *	the admin connection.
+ * @con_type: %RTRS_IO_CON or %RTRS_ADMIN_CON; either way the request goes
+ *	on the IO connection of the CPU the permit is taken on.
  * @wait: what to do when all permits are taken: %RTRS_PERMIT_WAIT sleeps
  *	until one is put back, %RTRS_PERMIT_NOWAIT returns NULL at once.
  *

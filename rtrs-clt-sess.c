@@ -507,8 +507,8 @@ static int rtrs_clt_poll_con(struct rtrs_clt_path *path, unsigned int cid)
  * path that has any.  An @index of an interrupt-driven connection, or of
  * none, finds nothing, and so does a connection another caller is polling
  * at the moment.  rtrs_clt_request() puts requests on the interrupt-driven
- * connections only (see @con_type of rtrs_clt_get_permit()), as mainline
- * RTRS does: the polled connections carry none of them.
+ * connections only (see rtrs_clt_get_permit()), as mainline RTRS does:
+ * the polled connections carry none of them.
  *
  * Context: process context; does not sleep.
  * Return: the number of completions processed (0 for none), or

@@ -47,10 +47,11 @@
 #define RTRS_CLT_CONNECT_TIMEOUT_MS	30000
 
 /*
- * The admin connection's queues are sized before the server tells the
- * queue depth: size them for this many requests, as mainline does.
+ * Requests the admin connection's queues hold besides its heartbeats: its
+ * information request.  No user request goes on it (see
+ * rtrs_clt_permit_con()).
  */
-#define RTRS_CLT_ADMIN_DEPTH		512
+#define RTRS_CLT_ADMIN_DEPTH		1
 
 /*
  * Most scatterlist entries of one request on a 2.0 path, before the
@@ -60,6 +61,14 @@
 
 /* Most SGEs of one RDMA WRITE: data entries and the header buffer. */
 #define RTRS_CLT_MAX_SEND_SGE		32
+
+/*
+ * SGEs of a 2.1 path's SENDs: the header area and up to two data entries
+ * of an inline WRITE (a 4 KiB page crossing one boundary); more go
+ * through an MR.  A send queue entry of rxe is 208 bytes and 16 a SGE,
+ * rounded up to a power of two: 256 bytes with 3, 1 KiB with 32.
+ */
+#define RTRS_CLT_MAX_SEND_SGE_2_1	3
 
 /* Largest header room (user message + IO header) the client accepts. */
 #define RTRS_CLT_MAX_HDR_SIZE		SZ_64K
@@ -267,7 +276,11 @@ struct rtrs_clt_con {
  * struct rtrs_clt_io_req - the slot of one request on one path
  * @con: connection the request was posted on
  * @iu: header buffer: user message, then READ or WRITE header (2.0);
- *	request header, then user message (2.1)
+ *	request header, then user message (2.1), max_hdr_size bytes
+ * @big: 2.1, while the request is in flight: its own buffer for a header
+ *	and user message longer than @iu (see rtrs_clt_req_buf()), or NULL
+ * @big_dma: DMA address of @big
+ * @big_len: bytes of @big
  * @mr: fast-registration MR of the user's scatterlist
  * @sge: SGEs of the request: its data entries and the header buffer (2.0),
  *	or the header buffer and the data entries of an inline WRITE (2.1)
@@ -305,6 +318,9 @@ struct rtrs_clt_con {
 struct rtrs_clt_io_req {
 	struct rtrs_clt_con	*con;
 	struct rtrs_iu		*iu;
+	void			*big;
+	dma_addr_t		big_dma;
+	u32			big_len;
 	struct ib_mr		*mr;
 	struct ib_sge		*sge;
 	struct ib_rdma_wr	*wrs;

@@ -110,8 +110,10 @@ enum wait_type {
 /**
  * enum rtrs_clt_con_type - which connection of a path a permit's request
  *	takes
- * @RTRS_ADMIN_CON: the first connection of the path, kept for the user's
- *	control messages so they never queue behind IO.
+ * @RTRS_ADMIN_CON: the user's control messages; kept for source
+ *	compatibility, they go on the IO connection of the CPU the permit was
+ *	taken on, as %RTRS_IO_CON does: the path's first connection carries
+ *	its own set-up and heartbeats only.
  * @RTRS_IO_CON: an IO connection, chosen by the CPU the permit was taken on.
  */
 enum rtrs_clt_con_type {
