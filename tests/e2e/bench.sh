@@ -6,9 +6,17 @@
 # null_blk, loading and unloading them in turn.
 #
 #   raw       perftest ib_write_bw and ib_write_lat, rxe0 -> rxe1
-#   ours      rtrs-bench-clt/-srv, then rnbd, over this project's rtrs
+#   ours-2.1  rtrs-bench-clt/-srv, then rnbd, over this project's rtrs,
+#             whose client and server agree on protocol 2.1 by default
+#   ours-2.0  the same, the client loaded with max_proto_minor=0: every
+#             session of it speaks protocol 2.0
 #   mainline  the same over mainline's rtrs (built from the source package)
 #   nvme      nvme-rdma to nvmet-rdma
+#
+# Each rtrs session's version is checked in sysfs before it is measured
+# (proto_version of every path, client and server; mainline's have no
+# such file and speak 2.0 only): a session that does not speak what its
+# stack says fails its check and none of its points is measured.
 #
 # Each repetition runs every stack once; the order turns by one stack per
 # repetition, so drift in the machine's load falls on all of them alike.
@@ -37,7 +45,7 @@ RTRS_S=${BENCH_RTRS_S:-5}
 RAW_S=${BENCH_RAW_S:-5}
 LAT_ITERS=${BENCH_LAT_ITERS:-20000}
 DIR=${BENCH_DIR:-$RTRS_TOP/build/bench}
-STACKS=(raw ours mainline nvme)
+STACKS=(raw ours-2.1 ours-2.0 mainline nvme)
 POINTS=$RESULTS/points
 BENCH_PARAMS=/sys/module/rtrs_bench_clt/parameters
 NQN=nqn.2014-08.org.example:rtrs-bench
@@ -55,6 +63,12 @@ must() {
 	check "$@"
 	grep -q "^FAIL $RTRS_NAME/$1" "$RESULTS/checks" && exit 1
 	return 0
+}
+
+# try NAME CMD...: a check; its status says whether it passed.
+try() {
+	check "$@"
+	! grep -q "^FAIL $RTRS_NAME/$1" "$RESULTS/checks"
 }
 
 # cpu_ticks: busy time of all CPUs so far, in USER_HZ ticks.
@@ -328,11 +342,14 @@ rtrs_point() {
 		}' <<<"$r")" "$(cost "$ops" "$t0" "$p0")"
 }
 
-# load_rtrs RTRS_DIR BENCH_DIR: a stack's rtrs and the benchmark server.
+# load_rtrs RTRS_DIR BENCH_DIR CLIENT_PARAM...: a stack's rtrs and the
+# benchmark server.
 load_rtrs() {
+	local d=$1 b=$2
+	shift 2
 	modprobe -a ib_core rdma_cm &&
-	insmod "$1/rtrs-core.ko" && insmod "$1/rtrs-server.ko" &&
-	insmod "$1/rtrs-client.ko" && insmod "$2/rtrs-bench-srv.ko"
+	insmod "$d/rtrs-core.ko" && insmod "$d/rtrs-server.ko" &&
+	insmod "$d/rtrs-client.ko" "$@" && insmod "$b/rtrs-bench-srv.ko"
 }
 
 # load_rnbd RTRS_DIR: the rnbd built on that rtrs.
@@ -340,45 +357,79 @@ load_rnbd() {
 	insmod "$1/rnbd/rnbd-server.ko" && insmod "$1/rnbd/rnbd-client.ko"
 }
 
-# map_nullb: the server's /dev/nullb0 over rnbd; the device's name goes to
-# $RTRS_TMP/dev.
-map_nullb() {
-	rnbd_map bench /dev/nullb0 "ip:$PAIR_A@ip:$PAIR_B" >"$RTRS_TMP/dev"
+# map_dev DEVICE_PATH FILE: the server's DEVICE_PATH over rnbd, on
+# session "bench"; the device's name goes to FILE.
+map_dev() {
+	rnbd_map bench "$1" "ip:$PAIR_A@ip:$PAIR_B" >"$2"
 }
 
-# stack_rtrs REP STACK: load the stack's rtrs, measure the transport with
-# the benchmark users, then the block device with rnbd, and unload.
+# speaks VER SESS: every path of session SESS speaks protocol VER, as
+# proto_version says on the client and on the server (the server's
+# session has the client's name); VER "mainline": the client's paths
+# have no proto_version, as mainline's rtrs, which speaks 2.0 only.  A
+# path's directory is named after its addresses, SRC@DST.
+speaks() {
+	local f n=0 side
+	for side in client server; do
+		[ "$1" != mainline ] || [ "$side" = client ] || continue
+		for f in "/sys/class/rtrs-$side/$2"/paths/*@*/; do
+			[ -d "$f" ] || continue
+			n=$((n + 1))
+			if [ "$1" = mainline ]; then
+				[ ! -e "$f/proto_version" ] ||
+					{ echo "${f}proto_version says '$(cat "$f/proto_version")': not mainline"; return 1; }
+			else
+				[ "$(cat "$f/proto_version" 2>&1)" = "$1" ] ||
+					{ echo "${f}proto_version: '$(cat "$f/proto_version" 2>&1)', not $1"; return 1; }
+			fi
+		done
+		[ "$n" -gt 0 ] || { echo "no path of session $2 on the $side"; return 1; }
+		n=0
+	done
+}
+
+# speaks_now VER SESS: speaks, given a few seconds: the server's side of
+# a path shows in sysfs once it is up, which the client may see first.
+speaks_now() {
+	wait_for 10 speaks "$@" >/dev/null 2>&1 || speaks "$@"
+}
+
+# stack_rtrs REP STACK: load the stack's rtrs, check the version its
+# sessions speak, measure the transport with the benchmark users, then
+# the block device with rnbd, and unload.
 stack_rtrs() {
-	local rep=$1 stack=$2 d=$DIR/$2 b=$DIR/$2-bench m p dev
-	must "$stack: load rtrs" load_rtrs "$d" "$b"
+	local rep=$1 stack=$2 d b ver m p dev cargs=()
+	case $stack in
+	ours-2.1) d=$DIR/ours ver=2.1 ;;
+	ours-2.0) d=$DIR/ours ver=2.0 cargs=(max_proto_minor=0) ;;
+	mainline) d=$DIR/mainline ver=mainline ;;
+	esac
+	b=$d-bench
+	must "$stack: load rtrs" load_rtrs "$d" "$b" "${cargs[@]}"
 	mem_before
 	must "$stack: bench session" insmod "$b/rtrs-bench-clt.ko" \
 		"paths=ip:$PAIR_A@ip:$PAIR_B"
 	check "$stack: session memory" mem_after "$rep" "$stack"
-	LARGE=$(cat $BENCH_PARAMS/max_io_size)
-	[ "${LARGE:-0}" -le 131072 ] || LARGE=131072
-	for p in "${RTRS_POINTS[@]}"; do
-		wanted "${p%% *}" || continue
-		# shellcheck disable=SC2086
-		check "$stack: rtrs $p" rtrs_point "$rep" "$stack" $p
-	done
+	if try "$stack: bench session speaks $ver" speaks_now "$ver" rtrs-bench-clt; then
+		LARGE=$(cat $BENCH_PARAMS/max_io_size)
+		[ "${LARGE:-0}" -le 131072 ] || LARGE=131072
+		for p in "${RTRS_POINTS[@]}"; do
+			wanted "${p%% *}" || continue
+			# shellcheck disable=SC2086
+			check "$stack: rtrs $p" rtrs_point "$rep" "$stack" $p
+		done
+	fi
 	must "$stack: unload the bench users" rmmod rtrs-bench-clt rtrs-bench-srv
 	must "$stack: load rnbd" load_rnbd "$d"
-	must "$stack: map /dev/nullb0 over rnbd" map_nullb
+	must "$stack: map /dev/nullb0 over rnbd" map_dev /dev/nullb0 "$RTRS_TMP/dev"
 	dev=$(cat "$RTRS_TMP/dev")
-	fio_all "$rep" "$stack" "$dev"
+	if try "$stack: rnbd session speaks $ver" speaks_now "$ver" bench; then
+		fio_all "$rep" "$stack" "$dev"
+	fi
 	must "$stack: unmap" rnbd_unmap "$dev"
 	for m in rnbd-client rnbd-server rtrs-client rtrs-server rtrs-core; do
 		must "$stack: unload $m" rmmod "$m"
 	done
-}
-
-stack_ours() {
-	stack_rtrs "$1" ours
-}
-
-stack_mainline() {
-	stack_rtrs "$1" mainline
 }
 
 # ---- nvme-rdma -------------------------------------------------------------
@@ -424,12 +475,6 @@ nvme_connect() {
 	return 1
 }
 
-# try NAME CMD...: a check; its status says whether it passed.
-try() {
-	check "$@"
-	! grep -q "^FAIL $RTRS_NAME/$1" "$RESULTS/checks"
-}
-
 # A failure to set up nvme-rdma fails the run but does not end it: the
 # other stacks' figures are still worth having.
 NVME_BROKEN=
@@ -449,6 +494,15 @@ stack_nvme() {
 	NVME_BROKEN=
 }
 
+# run_stack STACK REP: one stack's points.
+run_stack() {
+	case $1 in
+	raw) stack_raw "$2" ;;
+	nvme) stack_nvme "$2" ;;
+	*) stack_rtrs "$2" "$1" ;;
+	esac
+}
+
 # ---- the run ---------------------------------------------------------------
 
 must "runs the stock kernel" grep -q -- "-amd64$" /proc/sys/kernel/osrelease
@@ -463,7 +517,7 @@ for rep in $(seq "$REPS"); do
 	for i in $(seq 0 $(( n - 1 ))); do
 		s=${STACKS[$(( (i + rep - 1) % n ))]}
 		echo "bench: repetition $rep, $s, at $(cut -d' ' -f1 /proc/uptime) s"
-		"stack_$s" "$rep"
+		run_stack "$s" "$rep"
 	done
 done
 
@@ -471,8 +525,8 @@ if [ -n "$PROFILE" ]; then
 	PROFILING=1
 	POINTS=$RESULTS/points-profiled
 	mkdir -p "$RESULTS/profile"
-	for s in ours mainline nvme; do
+	for s in ours-2.1 ours-2.0 mainline nvme; do
 		echo "bench: profile pass, $s, at $(cut -d' ' -f1 /proc/uptime) s"
-		"stack_$s" p
+		run_stack "$s" p
 	done
 fi

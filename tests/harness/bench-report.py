@@ -4,7 +4,8 @@
 # The report of make bench: reads the guest's points (one line a measured
 # point: "<rep> <stack> <layer> <point> name=value..."), takes the median
 # of each figure over the repetitions, prints the table with the ratios of
-# ours to mainline, to nvme-rdma and to raw rxe, and writes it all as JSON.
+# ours (its 2.1 and its 2.0 sessions) to mainline, to each other, to
+# nvme-rdma and to raw rxe, and writes it all as JSON.
 
 import argparse
 import json
@@ -14,7 +15,9 @@ import statistics
 import subprocess
 import sys
 
-STACKS = ["ours", "mainline", "nvme"]
+# Ours twice: speaking protocol 2.1 (its default) and held to 2.0.
+OURS = ["ours-2.1", "ours-2.0"]
+STACKS = OURS + ["mainline", "nvme"]
 COLUMNS = [("iops", "ops/s", "{:.0f}"), ("mib_s", "MiB/s", "{:.2f}"),
            ("p50_us", "p50 us", "{:.0f}"), ("p99_us", "p99 us", "{:.0f}"),
            ("cpu_us_per_io", "CPU us/IO", "{:.0f}"),
@@ -56,12 +59,27 @@ def raw_reference(med, point):
     return med.get(("raw", "perftest", ref), {}).get("iops")
 
 
+def split_name(name):
+    """(stack, point) of a profile pass file's name, STACK-POINT."""
+    for stack in STACKS:
+        if name.startswith(stack + "-"):
+            return stack, name[len(stack) + 1:]
+    return None, None
+
+
+def module_group(stack):
+    """The modules of a stack, as --modules names them: both of ours are
+    the same build."""
+    return "ours" if stack in OURS else stack
+
+
 # Where a perf sample of the profile pass falls.  The transport of an
 # rtrs stack is its three modules, of nvme the nvme-rdma and nvmet ones;
 # "users" are the modules on top (the benchmark users, rnbd), "rdma" the
 # RDMA core, "kernel" the rest of the kernel (network stack, block layer,
 # scheduler, other modules), "user" user space (fio, perf itself).
-TRANSPORT = {"ours": r"rtrs_(core|client|server)",
+TRANSPORT = {"ours-2.1": r"rtrs_(core|client|server)",
+             "ours-2.0": r"rtrs_(core|client|server)",
              "mainline": r"rtrs_(core|client|server)",
              "nvme": r"nvme_rdma|nvmet_rdma|nvmet|nvme_fabrics|nvme_core"}
 IDLE = re.compile(r"safe_halt|^default_idle|^cpu_idle|^do_idle|"
@@ -121,7 +139,8 @@ def read_profile(path, stack, modsyms):
             continue
         n, dso, sym = int(f[0]), f[1], re.sub(r"^\[.\] ", "", f[2])
         if dso == "[kernel.kallsyms]":
-            mod = modsyms.get(stack, {}).get(sym) or modsyms.get("any", {}).get(sym)
+            mod = (modsyms.get(module_group(stack), {}).get(sym) or
+                   modsyms.get("any", {}).get(sym))
             if mod:
                 dso = f"[{mod}]"
         c = classify(stack, dso, sym)
@@ -135,8 +154,8 @@ def profiles(folder, modsyms):
     """{(stack, point): (samples by category, busiest symbols)}"""
     out = {}
     for name in sorted(os.listdir(folder)):
-        stack, _, point = name[:-len(".txt")].partition("-")
-        if name.endswith(".txt") and stack in STACKS:
+        stack, point = split_name(name[:-len(".txt")])
+        if name.endswith(".txt") and stack:
             out[(stack, point)] = read_profile(os.path.join(folder, name), stack,
                                                modsyms)
     return out
@@ -197,7 +216,7 @@ def read_counts(folder, points_path):
     for name in sorted(os.listdir(folder)):
         if not name.endswith(".count"):
             continue
-        stack, _, point = name[:-len(".count")].partition("-")
+        stack, point = split_name(name[:-len(".count")])
         if (stack, point) not in ops:
             continue
         counts = {}
@@ -277,44 +296,57 @@ def main():
     ratios = {}
     for layer, title in [("rtrs", "Transport (rtrs-bench-clt -> rtrs-bench-srv)"),
                          ("fio", "Block (fio on rnbd / nvme-rdma over null_blk)")]:
-        points = []
+        points, stacks = [], []
         for (s, l, p) in runs:
             if l == layer and p not in points:
                 points.append(p)
+            if l == layer and s not in stacks:
+                stacks.append(s)
         if not points:
             continue
+        stacks = [s for s in STACKS if s in stacks]
         print(f"\n{title}", file=out)
         print("  " + f"{'point':<20}{'stack':<10}" +
               "".join(f"{h:>11}" for _, h, _ in COLUMNS), file=out)
         for p in points:
             name = p
-            for s in STACKS:
+            for s in stacks:
                 m = med.get((s, layer, p))
-                if m is None:
-                    continue
+                row, note = (m, "") if m is not None else ({}, "  not run")
                 print("  " + f"{name:<20}{s:<10}" +
-                      "".join(f"{fmt(m.get(k), f):>11}" for k, _, f in COLUMNS),
-                      file=out)
+                      "".join(f"{fmt(row.get(k), f):>11}" for k, _, f in COLUMNS) +
+                      note, file=out)
                 name = ""
         print("\n  ratios of ops/s (p50 latency in brackets)", file=out)
-        print(f"  {'point':<20}{'ours/mainline':>20}{'ours/nvme-rdma':>20}"
-              f"{'ours/raw-rxe':>14}", file=out)
+        print("  " + f"{'point':<20}{'stack':<10}" +
+              "".join(f"{h:>14}" for h in
+                      ["/mainline", "/ours-2.0", "/nvme-rdma", "/raw-rxe"]),
+              file=out)
         for p in points:
-            o = med.get(("ours", layer, p), {})
-            r = {}
-            for other in ["mainline", "nvme"]:
-                m = med.get((other, layer, p), {})
-                r[f"ours/{other}"] = ratio(o.get("iops"), m.get("iops"))
-                r[f"ours/{other} p50"] = ratio(o.get("p50_us"), m.get("p50_us"))
-            r["ours/raw"] = ratio(o.get("iops"), raw_reference(med, p))
-            ratios.setdefault(layer, {})[p] = r
+            name = p
+            for s in OURS:
+                o = med.get((s, layer, p), {})
+                if not o:
+                    continue
+                r = {}
+                for other in ["mainline", "ours-2.0", "nvme"]:
+                    if other == s:
+                        continue
+                    m = med.get((other, layer, p), {})
+                    r[f"{s}/{other}"] = ratio(o.get("iops"), m.get("iops"))
+                    r[f"{s}/{other} p50"] = ratio(o.get("p50_us"), m.get("p50_us"))
+                r[f"{s}/raw"] = ratio(o.get("iops"), raw_reference(med, p))
+                ratios.setdefault(layer, {}).setdefault(p, {}).update(r)
 
-            def both(k):
-                if r[k] is None:
-                    return "-"
-                return f"{r[k]:.2f} ({fmt(r[k + ' p50'])})"
-            print(f"  {p:<20}{both('ours/mainline'):>20}{both('ours/nvme'):>20}"
-                  f"{fmt(r['ours/raw']):>14}", file=out)
+                def both(k):
+                    if r.get(k) is None:
+                        return "-"
+                    return f"{r[k]:.2f} ({fmt(r[k + ' p50'])})"
+                print("  " + f"{name:<20}{s:<10}" +
+                      "".join(f"{both(f'{s}/{o}'):>14}"
+                              for o in ["mainline", "ours-2.0", "nvme"]) +
+                      f"{fmt(r[f'{s}/raw']):>14}", file=out)
+                name = ""
 
     print("\nMemory of one session, client and server together (KiB, "
           "MemFree drop / Slab / vmalloc)", file=out)
@@ -343,7 +375,10 @@ def main():
     print("CPU us/IO: busy time of both vCPUs (/proc/stat) over the point, per IO, "
           "benchmark tool included; pkts/IO: packets both rxe devices sent per IO.",
           file=out)
-    print("ours/raw-rxe: ops/s against ib_write_bw at the same size; at queue "
+    print("ours-2.1: our rtrs, client and server speaking protocol 2.1 (the default); "
+          "ours-2.0: the same modules, the client held to 2.0 (max_proto_minor=0).",
+          file=out)
+    print("/raw-rxe: ops/s against ib_write_bw at the same size; at queue "
           "depth 1, against the round trips per second of ib_write_lat 4 KiB.",
           file=out)
 

@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck source-path=SCRIPTDIR
 #
-# make bench: how this project's rtrs compares with mainline's, with
-# nvme-rdma and with raw rxe, on Debian's stock 6.1 kernel, in one guest
-# boot (tests/e2e/bench.sh is the guest side).
+# make bench: how this project's rtrs, speaking protocol 2.1 (its
+# default) and held to 2.0, compares with mainline's, with nvme-rdma and
+# with raw rxe, on Debian's stock 6.1 kernel, in one guest boot
+# (tests/e2e/bench.sh is the guest side).
 #
 # Builds, against the stock headers: our modules and rnbd on them;
 # mainline's rtrs from the source package (drivers/infiniband/ulp/rtrs,
@@ -85,13 +86,15 @@ step "building the benchmark users against our rtrs.h" "$LOGS/build-bench-ours.l
 step "building the benchmark users against mainline's rtrs.h" "$LOGS/build-bench-mainline.log" build_bench mainline
 build_s=$(( $(date +%s) - tb ))
 
-# Points per repetition, for the guest's timeout: 4 raw, 6 rtrs and 6 fio
-# for each rtrs, 6 fio for nvme, and a minute of set-up per stack.
-per_rep=$(( 4 * (raw_s + 30) + 2 * 6 * (rtrs_s + 5) + 3 * 6 * (fio_s + 10) + 4 * 60 ))
+# Points per repetition, for the guest's timeout: 4 raw; 6 rtrs and 6 fio
+# for each of the three rtrs stacks (ours-2.1, ours-2.0, mainline); 6 fio
+# for nvme; and a minute of set-up per stack.
+per_rep=$(( 4 * (raw_s + 30) + 3 * 6 * (rtrs_s + 5) + 3 * 6 * (fio_s + 10) +
+	6 * (fio_s + 10) + 5 * 60 ))
 timeout=$(( 300 + reps * per_rep * 2 ))
 # The profile pass: at most a repetition, and perf's reports.
 [ -z "$BENCH_PROFILE" ] || timeout=$(( timeout + per_rep * 2 + 1800 ))
-rtrs_log "guest: stock kernel $sver, $reps repetition(s) of raw, ours, mainline and nvme" \
+rtrs_log "guest: stock kernel $sver, $reps repetition(s) of raw, ours-2.1, ours-2.0, mainline and nvme" \
 	"(fio ${fio_s} s, rtrs ${rtrs_s} s a point; timeout ${timeout} s)"
 tg=$(date +%s)
 RTRS_RESULTS=$LOGS "$H/guest.sh" --name guest --kernel stock \
