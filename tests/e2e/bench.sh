@@ -24,6 +24,9 @@
 #
 #   <rep> <stack> <layer> <point> name=value...
 #
+# A point larger than the session's largest IO is not run: its line says
+# "skipped=1 max_io_kib=N".
+#
 # Environment: BENCH_REPS, BENCH_FIO_S, BENCH_RTRS_S, BENCH_RAW_S,
 # BENCH_LAT_ITERS, BENCH_DIR (build dir with ours/, mainline/ and their
 # -bench/ modules), BENCH_PROFILE (below).
@@ -253,6 +256,7 @@ raw_lat() {
 stack_raw() {
 	check "raw: ib_write_bw 4k" raw_bw "$1" 4096 write_bw-4k
 	check "raw: ib_write_bw 128k" raw_bw "$1" 131072 write_bw-128k
+	check "raw: ib_write_bw 1m" raw_bw "$1" 1048576 write_bw-1m
 	check "raw: ib_write_lat 8" raw_lat "$1" 8 write_lat-8b
 	check "raw: ib_write_lat 4k" raw_lat "$1" 4096 write_lat-4k
 }
@@ -268,22 +272,27 @@ FIO_POINTS=(
 	"write-128k-qd8 write 128k 8"
 )
 
-# fio_point REP STACK DEV NAME RW BS QD
-fio_point() {
-	local rep=$1 stack=$2 dev=$3 name=$4 rw=$5 bs=$6 qd=$7 t0 p0 dir fig ops
+# The 1 MiB points write, then read back with crc32c, a region of a brd
+# device: null_blk keeps no data.  Its size follows the time of a point,
+# 32 MiB per second of $FIO_S: a pass takes about that long at the rate
+# of the 128 KiB points on an idle machine (README's sample run), longer
+# on a loaded one.
+MIB_REGION=$(( FIO_S * 32 ))
+[ "$MIB_REGION" -le 512 ] || MIB_REGION=512
+
+# fio_job REP STACK DEV NAME DIR ARGS...: one fio job on /dev/DEV with
+# ARGS; its DIR (read or write) figures make point NAME.
+fio_job() {
+	local rep=$1 stack=$2 dev=$3 name=$4 dir=$5 t0 p0 fig ops
+	shift 5
 	prof_begin || return 1
 	t0=$(cpu_ticks)
 	p0=$(rxe_pkts)
 	fio --name=bench --filename="/dev/$dev" --ioengine=libaio --direct=1 \
-		--rw="$rw" --bs="$bs" --iodepth="$qd" --time_based \
-		--runtime="$FIO_S" --output-format=json \
+		"$@" --output-format=json \
 		--output="$RTRS_TMP/fio.json" >"$RTRS_TMP/fio.log" 2>&1 ||
 		{ grep -m 1 . "$RTRS_TMP/fio.log"; prof_end "$stack" "$name"; return 1; }
 	prof_end "$stack" "$name" || return 1
-	case "$rw" in
-	*read) dir="read" ;;
-	*) dir="write" ;;
-	esac
 	fig=$(jq -r --arg d "$dir" '.jobs[0] | select(.error == 0) | .[$d] |
 		"ops=\(.total_ios) iops=\(.iops | floor) mib_s=\(.bw / 1024 * 100 | floor / 100)" +
 		" p50_us=\(.clat_ns.percentile["50.000000"] / 1000)" +
@@ -292,6 +301,17 @@ fio_point() {
 	ops=${fig%% *}
 	ops=${ops#ops=}
 	point "$rep" "$stack" fio "$name" "$fig" "$(cost "$ops" "$t0" "$p0")"
+}
+
+# fio_point REP STACK DEV NAME RW BS QD: $FIO_S seconds of RW.
+fio_point() {
+	local dir
+	case $5 in
+	*read) dir="read" ;;
+	*) dir="write" ;;
+	esac
+	fio_job "$1" "$2" "$3" "$4" "$dir" --rw="$5" --bs="$6" --iodepth="$7" \
+		--time_based --runtime="$FIO_S"
 }
 
 # fio_all REP STACK DEV
@@ -304,22 +324,68 @@ fio_all() {
 	done
 }
 
+# skipped REP STACK LAYER KIB NAME...: the points NAME, larger than the
+# session's largest IO (KIB), are not run.
+skipped() {
+	local rep=$1 stack=$2 layer=$3 kib=$4 p
+	shift 4
+	for p; do
+		point "$rep" "$stack" "$layer" "$p" skipped=1 "max_io_kib=$kib"
+	done
+}
+
+# fio_mib REP STACK DEV: where rnbd's device DEV takes 1 MiB requests
+# whole (its session's largest IO), 1 MiB sequential writes at queue
+# depth 8 with crc32c (write-1m-qd8), then reads of the same that check
+# it (read-1m-qd8), on a brd device of the server mapped over the same
+# session; else both points are skipped.
+fio_mib() {
+	local rep=$1 stack=$2 kib rdev args
+	wanted write-1m-qd8 || wanted read-1m-qd8 || return 0
+	kib=$(cat "/sys/block/$3/queue/max_hw_sectors_kb")
+	if [ "$kib" -lt 1024 ]; then
+		skipped "$rep" "$stack" fio "$kib" write-1m-qd8 read-1m-qd8
+		return 0
+	fi
+	try "$stack: brd of $MIB_REGION MiB" \
+		modprobe brd rd_nr=1 rd_size=$(( MIB_REGION * 1024 )) || return 0
+	if try "$stack: map /dev/ram0 over rnbd" map_dev /dev/ram0 "$RTRS_TMP/dev-ram"; then
+		rdev=$(cat "$RTRS_TMP/dev-ram")
+		args=(--rw=write --bs=1m --iodepth=8 --size="${MIB_REGION}m"
+			--verify=crc32c --verify_fatal=1)
+		try "$stack: fio write-1m-qd8, crc32c" fio_job "$rep" "$stack" \
+			"$rdev" write-1m-qd8 write "${args[@]}" --do_verify=0 &&
+			check "$stack: fio read-1m-qd8, crc32c verify" fio_job "$rep" \
+				"$stack" "$rdev" read-1m-qd8 read "${args[@]}" --verify_only=1
+		must "$stack: unmap /dev/ram0" rnbd_unmap "$rdev"
+	fi
+	must "$stack: unload brd" wait_for 30 rmmod brd
+}
+
 # ---- rtrs: the benchmark users, then rnbd ------------------------------------
 
+# Every stack runs the same sizes: 124 KiB is the largest IO of a 2.0
+# session (a 128 KiB chunk less its header), 1 MiB that of a 2.1 session
+# of ours (skipped where the session takes less).
 RTRS_POINTS=(
 	"read-4k-qd1 read 4096 1"
 	"write-4k-qd1 write 4096 1"
 	"read-4k-qd32 read 4096 32"
 	"write-4k-qd32 write 4096 32"
-	"read-large-qd8 read large 8"
-	"write-large-qd8 write large 8"
+	"read-124k-qd8 read 126976 8"
+	"write-124k-qd8 write 126976 8"
+	"read-1m-qd8 read 1048576 8"
+	"write-1m-qd8 write 1048576 8"
 )
 
-# rtrs_point REP STACK NAME DIR SIZE QD: one point of rtrs-bench-clt.
-# SIZE "large" is the largest IO the session takes, 128 KiB at most.
+# rtrs_point REP STACK NAME DIR SIZE QD: one point of rtrs-bench-clt; a
+# SIZE above the session's largest IO ($MAX_IO) is skipped.
 rtrs_point() {
 	local rep=$1 stack=$2 name=$3 dir=$4 size=$5 qd=$6 t0 p0 r ops
-	[ "$size" = large ] && size=$LARGE
+	if [ "$size" -gt "$MAX_IO" ]; then
+		skipped "$rep" "$stack" rtrs $(( MAX_IO / 1024 )) "$name"
+		return 0
+	fi
 	echo "$dir" >$BENCH_PARAMS/dir &&
 	echo "$size" >$BENCH_PARAMS/io_size &&
 	echo "$qd" >$BENCH_PARAMS/queue_depth &&
@@ -411,8 +477,7 @@ stack_rtrs() {
 		"paths=ip:$PAIR_A@ip:$PAIR_B"
 	check "$stack: session memory" mem_after "$rep" "$stack"
 	if try "$stack: bench session speaks $ver" speaks_now "$ver" rtrs-bench-clt; then
-		LARGE=$(cat $BENCH_PARAMS/max_io_size)
-		[ "${LARGE:-0}" -le 131072 ] || LARGE=131072
+		MAX_IO=$(cat $BENCH_PARAMS/max_io_size)
 		for p in "${RTRS_POINTS[@]}"; do
 			wanted "${p%% *}" || continue
 			# shellcheck disable=SC2086
@@ -425,6 +490,7 @@ stack_rtrs() {
 	dev=$(cat "$RTRS_TMP/dev")
 	if try "$stack: rnbd session speaks $ver" speaks_now "$ver" bench; then
 		fio_all "$rep" "$stack" "$dev"
+		fio_mib "$rep" "$stack" "$dev"
 	fi
 	must "$stack: unmap" rnbd_unmap "$dev"
 	for m in rnbd-client rnbd-server rtrs-client rtrs-server rtrs-core; do

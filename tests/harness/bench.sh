@@ -42,7 +42,7 @@ fi
 [[ "$reps" =~ ^[1-9][0-9]*$ ]] || { echo "make bench: BENCH_REPS must be a number" >&2; exit 2; }
 BENCH_PROFILE=${BENCH_PROFILE:-}
 for p in ${BENCH_PROFILE//,/ }; do
-	[[ "$p" =~ ^(1|(rand)?(read|write)-(4k|128k|large)-qd[0-9]+)$ ]] ||
+	[[ "$p" =~ ^(1|(rand)?(read|write)-(4k|124k|128k|1m)-qd[0-9]+)$ ]] ||
 		{ echo "make bench: BENCH_PROFILE: '$p' is not 1 or a point's name" >&2; exit 2; }
 done
 
@@ -86,11 +86,12 @@ step "building the benchmark users against our rtrs.h" "$LOGS/build-bench-ours.l
 step "building the benchmark users against mainline's rtrs.h" "$LOGS/build-bench-mainline.log" build_bench mainline
 build_s=$(( $(date +%s) - tb ))
 
-# Points per repetition, for the guest's timeout: 4 raw; 6 rtrs and 6 fio
-# for each of the three rtrs stacks (ours-2.1, ours-2.0, mainline); 6 fio
-# for nvme; and a minute of set-up per stack.
-per_rep=$(( 4 * (raw_s + 30) + 3 * 6 * (rtrs_s + 5) + 3 * 6 * (fio_s + 10) +
-	6 * (fio_s + 10) + 5 * 60 ))
+# Points per repetition, for the guest's timeout: 5 raw; 8 rtrs and 6 fio
+# for each of the three rtrs stacks (ours-2.1, ours-2.0, mainline), and 2
+# fio at 1 MiB (about fio_s each) where the session takes them; 6 fio for
+# nvme; and a minute of set-up per stack.
+per_rep=$(( 5 * (raw_s + 30) + 3 * 8 * (rtrs_s + 5) + 3 * 6 * (fio_s + 10) +
+	2 * (2 * fio_s + 20) + 6 * (fio_s + 10) + 5 * 60 ))
 timeout=$(( 300 + reps * per_rep * 2 ))
 # The profile pass: at most a repetition, and perf's reports.
 [ -z "$BENCH_PROFILE" ] || timeout=$(( timeout + per_rep * 2 + 1800 ))
