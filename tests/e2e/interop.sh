@@ -12,7 +12,9 @@
 #            and rtrs-test-srv built on mainline's rtrs.h: a held write
 #            fails its path over (see held_serve)
 #   phase B: mainline rtrs-client and rnbd-client -> our rtrs-server and
-#            rnbd-server
+#            rnbd-server; beside mainline's 2.0 session, one of our client
+#            at 2.1 to the same rtrs-server, from the server's own guest
+#            (see beside_21)
 #
 # In each phase the client maps the server's null_blk over both paths,
 # checks fio 4 KiB random writes with crc32c, then fails the second path
@@ -39,6 +41,10 @@ HELD_UP=192.0.2.6
 DONE_C=192.0.2.7
 PATH1=ip:$CLIENT@ip:$SERVER
 PATH2=ip:$CLIENT2@ip:$SERVER2
+# Phase B's 2.1 session: from the server's address to itself, to the test
+# server on a port of its own (rnbd-server has rtrs's default one).
+OWN_PATH=ip:$SERVER@ip:$SERVER
+OWN_PORT=1235
 NULLB=/dev/nullb0
 # The matrix: who is on which side in each phase.
 A="ours client -> mainline server"
@@ -135,11 +141,11 @@ speaks() {
 	[ "$n" -gt 0 ] || { echo "no path in $2"; return 1; }
 }
 
-# serve TAG SESS DONE: wait for the client's session SESS to come, for the
-# client to say it is done with it, and for the session to go.  A session
-# goes away for a while when all its paths fail, so its absence alone does
-# not end a phase.  Counts the stalls of rxe under IO (see rnbd.sh) that
-# closed a path meanwhile.
+# serve TAG SESS DONE [BESIDE]: wait for the client's session SESS to come,
+# run BESIDE TAG SESS if given, wait for the client to say it is done with
+# it, and for the session to go.  A session goes away for a while when all
+# its paths fail, so its absence alone does not end a phase.  Counts the
+# stalls of rxe under IO (see rnbd.sh) that closed a path meanwhile.
 serve() {
 	local since
 	since=$(cut -d ' ' -f 1 /proc/uptime)
@@ -148,6 +154,7 @@ serve() {
 		check "$1: our server speaks 2.0 with mainline's client" \
 			speaks 2.0 "/sys/class/rtrs-server/$2"
 	fi
+	[ -z "${4:-}" ] || "$4" "$1" "$2"
 	check "$1: client done" wait_for 600 answers "$3"
 	check "$1: session $2 closed, nothing left" wait_for 60 no_session
 	figure "$1: server: rxe registered a valid MR again" \
@@ -190,6 +197,91 @@ held_serve() {
 		eval "rmmod rtrs_server && rmmod rtrs_core"
 }
 
+# Phase B, beside mainline's client: while its 2.0 session to our
+# rtrs-server does verified IO, a session of our client at 2.1 does
+# verified IO to the same rtrs-server, and the server holds both at once,
+# each path at its own version: 2.0 with its chunks, 2.1 with the shared
+# receive queue and data pool, on one rxe device.  Our client cannot load
+# in the client guest, where mainline's modules of the same names are
+# loaded, so it runs here and connects to this guest's own address: rxe
+# hands a packet for its own MAC address straight to its receive side
+# (rxe_loopback() in drivers/infiniband/sw/rxe/rxe_net.c), and the RDMA
+# CM resolves a local address to the netdev that owns it, as in the
+# loopback cases of the rtrs-core KUnit suite.  The guests need no new
+# meeting: all of it runs while the server holds mainline's session.
+
+# srv_ios SESS: for each path of the server's session SESS, its name and
+# the reads and writes it has served.  A path may go while it is read:
+# awk sums what could be read.
+srv_ios() {
+	local p
+	for p in /sys/class/rtrs-server/"$1"/paths/*/stats; do
+		[ -d "$p" ] || continue
+		echo "$(basename "$(dirname "$p")")" "$(cat "$p/reads" "$p/writes" \
+			2>/dev/null | awk '{ n += $1 } END { print n + 0 }')"
+	done
+}
+
+# srv_ios_moved SESS BEFORE: a path of SESS has served more than the file
+# BEFORE (srv_ios's output) says.  A path that failed and came back counts
+# from zero again: then the other one, or the new one, shows the IO.
+srv_ios_moved() {
+	srv_ios "$1" | awk 'FILENAME != "-" { n[$1] = $2; next }
+		$2 > n[$1] + 0 { m = 1 } END { exit !m }' "$2" -
+}
+
+# two_versions SESS: the server holds two sessions: SESS at 2.0, and the
+# test client's at 2.1.
+two_versions() {
+	local n
+	n=$(find /sys/class/rtrs-server/ -mindepth 1 -maxdepth 1 | wc -l)
+	[ "$n" -eq 2 ] ||
+		{ echo "$n sessions:" /sys/class/rtrs-server/*; return 1; }
+	speaks 2.0 "/sys/class/rtrs-server/$1" &&
+		speaks 2.1 /sys/class/rtrs-server/rtrs-test-clt
+}
+
+# beside_21 TAG SESS: a 2.1 session with verified IO, while mainline's
+# client does verified IO over SESS.  The 2.1 IO runs from before the
+# server's counters of SESS are read until after they have moved: the
+# two overlap.  The versions are read while both run.
+beside_21() {
+	local tag=$1 sess=$2 before=$RTRS_TMP/ios-2.0
+	check "$tag: load our rtrs-client beside the server" \
+		insmod "$b/rtrs-client.ko"
+	check "$tag: load rtrs-test-srv on port $OWN_PORT" \
+		insmod "$b/tests/user/rtrs-test-srv.ko" port="$OWN_PORT"
+	check "$tag: our client opens a session to this guest's own address" \
+		insmod "$b/tests/user/rtrs-test-clt.ko" paths="$OWN_PATH" \
+		port="$OWN_PORT" threads=2 nice=19
+	check "$tag: its path connected" wait_for 60 tpaths_up "$OWN_PATH"
+	check "$tag: our client speaks 2.1 with our server" speaks 2.1 "$TCS"
+	check "$tag: start 2.1 verified IO" sh -c "echo 1 > '$PARAMS/run'"
+	check "$tag: 2.1 IO flows" ios_grow 2
+	srv_ios "$sess" >"$before"
+	check "$tag: mainline's session served IO meanwhile" \
+		wait_for 60 srv_ios_moved "$sess" "$before"
+	check "$tag: the server holds $sess at 2.0 and the test client at 2.1" \
+		two_versions "$sess"
+	check "$tag: 2.1 IO still flows" ios_grow 2
+	check "$tag: stop 2.1 IO" sh -c "echo 0 > '$PARAMS/run'"
+	check "$tag: 2.1: read back every block written" \
+		sh -c "echo 1 > '$PARAMS/check'"
+	figure "$tag: beside it, our client at 2.1: $(counter ios) write-read" \
+		"pairs, $(counter io_errors) failed, $(counter verify_errors)" \
+		"read back different; $(counter checked) blocks checked at the" \
+		"end, $(counter check_errors) different"
+	check "$tag: 2.1: no IO error" test "$(counter io_errors)" -eq 0
+	check "$tag: 2.1: every read came back as written" \
+		test "$(counter verify_errors)" -eq 0
+	check "$tag: 2.1: every block read back at the end as written" \
+		test "$(counter check_errors)" -eq 0
+	check "$tag: 2.1: blocks were read back" test "$(counter checked)" -gt 0
+	check "$tag: unload rtrs-test-clt" rmmod rtrs-test-clt
+	check "$tag: unload rtrs-test-srv" rmmod rtrs-test-srv
+	check "$tag: unload our rtrs-client" rmmod rtrs_client
+}
+
 # server_side: phase A with the mainline modules, phase B with ours.
 server_side() {
 	# Memory backed, so that what was written reads back.
@@ -205,7 +297,7 @@ server_side() {
 	check "$B: rtrs_server and rtrs_core are ours" \
 		eval "ours rtrs_server && ours rtrs_core"
 	check "$B: announce the switch on the wire" announce "$SWITCHED"
-	serve "$B" interop-b "$DONE_B"
+	serve "$B" interop-b "$DONE_B" beside_21
 	check "$B: unload our rnbd-server" unload server
 	check "no error from rnbd-server in the kernel log" \
 		not eval "dmesg -l err,crit,alert,emerg | grep -i rnbd"
