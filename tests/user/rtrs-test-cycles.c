@@ -7,8 +7,12 @@
  *
  *   server=ADDR	where the server is, as rtrs_addr_to_sockaddr() takes it
  *   port=N		its port
- *   cycles=N		open, IO, close this many times
- *   hold=1		then open one more session and keep it until unload
+ *   sessions=N		sessions a cycle opens at once (each session i
+ *			writes and reads bytes [i * io_size, (i + 1) * io_size)
+ *			of the server's store, all sessions at the same time)
+ *   io_size=N		bytes of each IO
+ *   cycles=N		open, IO, close that many sessions this many times
+ *   hold=1		then open that many more and keep them until unload
  *
  * What it measured is in /sys/module/rtrs_test_cycles/parameters/.
  */
@@ -16,9 +20,12 @@
 
 #include <linux/completion.h>
 #include <linux/errno.h>
+#include <linux/jiffies.h>
 #include <linux/ktime.h>
+#include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/overflow.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -27,8 +34,7 @@
 #include "rtrs.h"
 #include "rtrs-test.h"
 
-/* Bytes each cycle writes and reads back. */
-#define TEST_IO_SIZE	4096
+/* How long the requests of one round, all sessions together, may take. */
 #define TEST_TIMEOUT	(30 * HZ)
 
 static char *server = "ip:192.0.2.1@ip:192.0.2.2";
@@ -41,11 +47,19 @@ MODULE_PARM_DESC(port, "port of the test server (default 1234)");
 
 static uint cycles = 1;
 module_param(cycles, uint, 0444);
-MODULE_PARM_DESC(cycles, "sessions to open, use and close at load (default 1)");
+MODULE_PARM_DESC(cycles, "times to open, use and close the sessions at load (default 1)");
 
 static bool hold;
 module_param(hold, bool, 0444);
-MODULE_PARM_DESC(hold, "then keep one session open until unload (default N)");
+MODULE_PARM_DESC(hold, "then keep the sessions of one more round open until unload (default N)");
+
+static uint sessions = 1;
+module_param(sessions, uint, 0444);
+MODULE_PARM_DESC(sessions, "sessions open at once, each with its own data (default 1)");
+
+static uint io_size = 4096;
+module_param(io_size, uint, 0444);
+MODULE_PARM_DESC(io_size, "bytes each session writes and reads back in a cycle (default 4096)");
 
 static ulong open_us;
 module_param(open_us, ulong, 0444);
@@ -55,19 +69,64 @@ static ulong close_us;
 module_param(close_us, ulong, 0444);
 MODULE_PARM_DESC(close_us, "microseconds spent in rtrs_clt_close() over all cycles");
 
-static struct rtrs_clt_sess *held;
+static uint verified;
+module_param(verified, uint, 0444);
+MODULE_PARM_DESC(verified, "sessions of the last round (the held one with hold=1) whose data came back as written");
 
-struct test_io {
-	struct completion done;
-	int err;
+/**
+ * struct test_req - a request in flight
+ * @done: completed by test_conf()
+ * @err: the request's errno, set by test_conf()
+ * @permit: the permit it holds
+ * @sg: its data, which the client maps until the request completes
+ */
+struct test_req {
+	struct completion	done;
+	int			err;
+	struct rtrs_permit	*permit;
+	struct scatterlist	sg;
 };
+
+/**
+ * struct test_sess - a session of a round and its data
+ * @clt: the session; NULL when not open
+ * @req: its request in flight; NULL when none
+ * @out: the data it writes
+ * @in: the data it reads back
+ * @off: where in the server's store its data goes
+ *
+ * A request that never completed keeps @req, @out, @in and its permit,
+ * and its session stays open: a round that leaves one fails the load.
+ */
+struct test_sess {
+	struct rtrs_clt_sess	*clt;
+	struct test_req		*req;
+	u8			*out;
+	u8			*in;
+	u64			off;
+};
+
+/**
+ * struct test_set - the sessions of a round, open at the same time
+ * @cycle: the number of the round, for messages
+ * @nr: entries in @sess
+ * @sess: the sessions
+ */
+struct test_set {
+	u32			cycle;
+	u32			nr;
+	struct test_sess	sess[];
+};
+
+/* The round kept open by hold=1. */
+static struct test_set *held;
 
 static void test_conf(void *priv, int err)
 {
-	struct test_io *io = priv;
+	struct test_req *req = priv;
 
-	io->err = err;
-	complete(&io->done);
+	req->err = err;
+	complete(&req->done);
 }
 
 static void test_link_ev(void *priv, enum rtrs_clt_link_ev ev)
@@ -78,10 +137,12 @@ static struct rtrs_clt_ops test_clt_ops = {
 	.link_ev = test_link_ev,
 };
 
-static struct rtrs_clt_sess *test_open(void)
+/* Open session @i of a round: its name must differ from the others'. */
+static struct rtrs_clt_sess *test_open(u32 i)
 {
 	struct sockaddr_storage src, dst;
 	struct rtrs_addr addr = { .src = &src, .dst = &dst };
+	char name[32];
 	int err;
 
 	err = rtrs_addr_to_sockaddr(server, strlen(server), port, &addr);
@@ -89,133 +150,273 @@ static struct rtrs_clt_sess *test_open(void)
 		pr_err("bad server address '%s': %d\n", server, err);
 		return ERR_PTR(err);
 	}
-	return rtrs_clt_open(&test_clt_ops, "rtrs-test-cycles", &addr, 1, port,
-			     0, 1, 0, 0);
+	snprintf(name, sizeof(name), "rtrs-test-cycles-%u", i);
+	return rtrs_clt_open(&test_clt_ops, name, &addr, 1, port, 0, 1, 0, 0);
 }
 
-/* One request of @op on @buf; returns its errno. */
-static int test_io(struct rtrs_clt_sess *clt, int dir, enum rtrs_test_op op,
-		   u8 *buf)
+/* Send a request of @op on @buf over @s; on success it is @s->req. */
+static int test_req_start(struct test_sess *s, int dir, enum rtrs_test_op op,
+			  u8 *buf)
 {
 	struct rtrs_test_msg msg;
 	struct kvec vec = { .iov_base = &msg, .iov_len = sizeof(msg) };
 	struct rtrs_clt_req_ops ops = { .conf_fn = test_conf };
-	struct rtrs_permit *permit;
-	struct scatterlist sg;
-	struct test_io *io;
+	struct test_req *req;
 	int err;
 
-	rtrs_test_msg_init(&msg, op, 0, TEST_IO_SIZE);
-	io = kzalloc(sizeof(*io), GFP_KERNEL);
-	if (!io)
+	req = kzalloc(sizeof(*req), GFP_KERNEL);
+	if (!req)
 		return -ENOMEM;
-	init_completion(&io->done);
-	ops.priv = io;
-	sg_init_one(&sg, buf, TEST_IO_SIZE);
-	permit = rtrs_clt_get_permit(clt, RTRS_IO_CON, RTRS_PERMIT_WAIT);
-	if (!permit) {
-		kfree(io);
+	init_completion(&req->done);
+	sg_init_one(&req->sg, buf, io_size);
+	req->permit = rtrs_clt_get_permit(s->clt, RTRS_IO_CON, RTRS_PERMIT_WAIT);
+	if (!req->permit) {
+		kfree(req);
 		return -EBUSY;
 	}
-	err = rtrs_clt_request(dir, &ops, clt, permit, &vec, 1, TEST_IO_SIZE,
-			       &sg, 1);
-	if (!err)
-		err = wait_for_completion_timeout(&io->done, TEST_TIMEOUT) ?
-		      io->err : -ETIMEDOUT;
-	/*
-	 * A request that never completed keeps @io, @buf and the permit:
-	 * the caller then leaves the session open, and fails.
-	 */
-	if (err == -ETIMEDOUT)
+	/* The client copies the user message before it returns. */
+	rtrs_test_msg_init(&msg, op, s->off, io_size);
+	ops.priv = req;
+	err = rtrs_clt_request(dir, &ops, s->clt, req->permit, &vec, 1,
+			       io_size, &req->sg, 1);
+	if (err) {
+		rtrs_clt_put_permit(s->clt, req->permit);
+		kfree(req);
 		return err;
-	rtrs_clt_put_permit(clt, permit);
-	kfree(io);
-	return err;
+	}
+	s->req = req;
+	return 0;
 }
 
-/* Write a pattern of @seed, read it back into a clean buffer, compare. */
-static int test_write_read(struct rtrs_clt_sess *clt, u8 *out, u8 *in,
-			   u32 seed)
+/*
+ * Wait until @deadline for the request of @s; return its errno.  One
+ * that never completed stays with @s (-ETIMEDOUT).
+ */
+static int test_req_wait(struct test_sess *s, unsigned long deadline)
 {
-	int err, i;
-
-	for (i = 0; i < TEST_IO_SIZE; i++)
-		out[i] = (u8)(seed * 31 + i * 13 + (i >> 8));
-	memset(in, 0, TEST_IO_SIZE);
-	err = test_io(clt, WRITE, RTRS_TEST_OP_STORE, out);
-	if (err)
-		return err;
-	err = test_io(clt, READ, RTRS_TEST_OP_FETCH, in);
-	if (err)
-		return err;
-	return memcmp(out, in, TEST_IO_SIZE) ? -EILSEQ : 0;
-}
-
-/* Open, check data both ways, and (unless held) close: one cycle. */
-static int test_cycle(u32 n, u8 *out, u8 *in, bool keep)
-{
-	struct rtrs_clt_sess *clt;
-	ktime_t t0 = ktime_get();
+	struct test_req *req = s->req;
+	long left = max_t(long, (long)(deadline - jiffies), 1);
 	int err;
 
-	clt = test_open();
-	open_us += ktime_us_delta(ktime_get(), t0);
-	if (IS_ERR(clt)) {
-		pr_err("cycle %u: open failed: %ld\n", n, PTR_ERR(clt));
-		return PTR_ERR(clt);
+	if (!wait_for_completion_timeout(&req->done, left))
+		return -ETIMEDOUT;
+	err = req->err;
+	rtrs_clt_put_permit(s->clt, req->permit);
+	kfree(req);
+	s->req = NULL;
+	return err;
+}
+
+/*
+ * One request of @op on every session of @set at the same time: send
+ * them all, then wait for each.  Return the first errno.
+ */
+static int test_set_io(struct test_set *set, int dir, enum rtrs_test_op op)
+{
+	unsigned long deadline;
+	struct test_sess *s;
+	u32 sent, i;
+	int err = 0, ret;
+
+	for (sent = 0; sent < set->nr; sent++) {
+		s = &set->sess[sent];
+		err = test_req_start(s, dir, op, dir == WRITE ? s->out : s->in);
+		if (err) {
+			pr_err("cycle %u: session %u: IO failed: %d\n",
+			       set->cycle, sent, err);
+			break;
+		}
 	}
-	err = test_write_read(clt, out, in, n);
+	deadline = jiffies + TEST_TIMEOUT;
+	for (i = 0; i < sent; i++) {
+		ret = test_req_wait(&set->sess[i], deadline);
+		if (ret)
+			pr_err("cycle %u: session %u: IO failed: %d\n",
+			       set->cycle, i, ret);
+		err = err ?: ret;
+	}
+	return err;
+}
+
+/* A pattern of @seed in @s->out, a clean @s->in. */
+static void test_sess_fill(struct test_sess *s, u32 seed)
+{
+	u32 i;
+
+	for (i = 0; i < io_size; i++)
+		s->out[i] = (u8)(seed * 31 + i * 13 + (i >> 8));
+	memset(s->in, 0, io_size);
+}
+
+/*
+ * Every session of @set writes a pattern of its own, then reads it back;
+ * compare.  Sets verified to the sessions whose data came back.
+ */
+static int test_set_write_read(struct test_set *set, u32 seed)
+{
+	int err;
+	u32 i;
+
+	verified = 0;
+	for (i = 0; i < set->nr; i++)
+		test_sess_fill(&set->sess[i], seed + i);
+	err = test_set_io(set, WRITE, RTRS_TEST_OP_STORE);
 	if (err)
-		pr_err("cycle %u: IO failed: %d\n", n, err);
+		return err;
+	err = test_set_io(set, READ, RTRS_TEST_OP_FETCH);
+	if (err)
+		return err;
+	for (i = 0; i < set->nr; i++) {
+		if (memcmp(set->sess[i].out, set->sess[i].in, io_size)) {
+			pr_err("cycle %u: session %u: IO failed: read back other data\n",
+			       set->cycle, i);
+			err = -EILSEQ;
+			continue;
+		}
+		verified++;
+	}
+	return err;
+}
+
+/* Open every session of @set; stop at the first that fails. */
+static int test_set_open(struct test_set *set)
+{
+	struct rtrs_clt_sess *clt;
+	ktime_t t0;
+	u32 i;
+
+	for (i = 0; i < set->nr; i++) {
+		t0 = ktime_get();
+		clt = test_open(i);
+		open_us += ktime_us_delta(ktime_get(), t0);
+		if (IS_ERR(clt)) {
+			pr_err("cycle %u: session %u: open failed: %ld\n",
+			       set->cycle, i, PTR_ERR(clt));
+			return PTR_ERR(clt);
+		}
+		set->sess[i].clt = clt;
+	}
+	return 0;
+}
+
+/* Close the open sessions of @set, but for those with a request out. */
+static void test_set_close(struct test_set *set)
+{
+	struct test_sess *s;
+	ktime_t t0;
+	u32 i;
+
+	for (i = 0; i < set->nr; i++) {
+		s = &set->sess[i];
+		if (!s->clt || s->req)
+			continue;
+		t0 = ktime_get();
+		rtrs_clt_close(s->clt);
+		close_us += ktime_us_delta(ktime_get(), t0);
+		s->clt = NULL;
+	}
+}
+
+/*
+ * Free @set and the buffers of its sessions, closed before; a session
+ * with a request out keeps its buffers (see &struct test_sess).
+ */
+static void test_set_free(struct test_set *set)
+{
+	struct test_sess *s;
+	u32 i;
+
+	for (i = 0; i < set->nr; i++) {
+		s = &set->sess[i];
+		if (s->req)
+			continue;
+		kfree(s->in);
+		kfree(s->out);
+	}
+	kfree(set);
+}
+
+/* Round @n of @nr sessions, not yet open, each with its part of the store. */
+static struct test_set *test_set_alloc(u32 n, u32 nr)
+{
+	struct test_set *set;
+	struct test_sess *s;
+	u32 i;
+
+	set = kzalloc(struct_size(set, sess, nr), GFP_KERNEL);
+	if (!set)
+		return NULL;
+	set->cycle = n;
+	set->nr = nr;
+	for (i = 0; i < nr; i++) {
+		s = &set->sess[i];
+		s->off = (u64)i * io_size;
+		s->out = kmalloc(io_size, GFP_KERNEL);
+		s->in = kmalloc(io_size, GFP_KERNEL);
+		if (!s->out || !s->in) {
+			test_set_free(set);
+			return NULL;
+		}
+	}
+	return set;
+}
+
+/* Open a round, check data both ways, and (unless kept) close it. */
+static int test_cycle(u32 n, bool keep)
+{
+	struct test_set *set;
+	int err;
+
+	set = test_set_alloc(n, sessions);
+	if (!set)
+		return -ENOMEM;
+	err = test_set_open(set);
+	if (!err)
+		err = test_set_write_read(set, n * sessions);
 	if (keep && !err) {
-		held = clt;
+		held = set;
 		return 0;
 	}
-	if (err == -ETIMEDOUT)
-		return err;
-	t0 = ktime_get();
-	rtrs_clt_close(clt);
-	close_us += ktime_us_delta(ktime_get(), t0);
+	test_set_close(set);
+	test_set_free(set);
 	return err;
+}
+
+/* Does every session's part fit the server's store? */
+static int test_params_check(void)
+{
+	if (!sessions || !io_size ||
+	    (u64)sessions * io_size > RTRS_TEST_STORE_SIZE) {
+		pr_err("sessions=%u of io_size=%u do not fit a store of %u bytes\n",
+		       sessions, io_size, RTRS_TEST_STORE_SIZE);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int __init rtrs_test_cycles_init(void)
 {
 	ktime_t t0 = ktime_get();
-	u8 *out, *in;
-	int err = 0;
+	int err;
 	u32 n;
 
-	out = kmalloc(TEST_IO_SIZE, GFP_KERNEL);
-	in = kmalloc(TEST_IO_SIZE, GFP_KERNEL);
-	if (!out || !in) {
-		err = -ENOMEM;
-		goto free;
-	}
+	err = test_params_check();
 	for (n = 0; n < cycles && !err; n++)
-		err = test_cycle(n, out, in, false);
-	/* A request still out owns the buffers: leave them. */
-	if (err == -ETIMEDOUT)
+		err = test_cycle(n, false);
+	if (err)
 		return err;
-	if (!err)
-		pr_info("%u cycles in %lld ms: open %lu us, close %lu us on average\n",
-			cycles, ktime_ms_delta(ktime_get(), t0),
-			cycles ? open_us / cycles : 0,
-			cycles ? close_us / cycles : 0);
-	if (!err && hold)
-		err = test_cycle(n, out, in, true);
-	if (err == -ETIMEDOUT)
-		return err;
-free:
-	kfree(in);
-	kfree(out);
-	return err;
+	pr_info("%u cycles of %u sessions in %lld ms: open %lu us, close %lu us on average\n",
+		cycles, sessions, ktime_ms_delta(ktime_get(), t0),
+		cycles ? open_us / cycles : 0, cycles ? close_us / cycles : 0);
+	return hold ? test_cycle(n, true) : 0;
 }
 
 static void __exit rtrs_test_cycles_exit(void)
 {
-	if (held)
-		rtrs_clt_close(held);
+	if (!held)
+		return;
+	test_set_close(held);
+	test_set_free(held);
 }
 
 module_init(rtrs_test_cycles_init);
