@@ -9,10 +9,15 @@
 #  - memory per session at the server's default queue depth: the figures,
 #    the server's chunks within queue depth x chunk size, and what stays
 #    behind after the close;
-#  - $RTRS_CYCLES open/IO/close cycles (default 1000) against a server
-#    loaded with a small queue depth and chunk, so that a cycle costs the
-#    connections and not 64 MiB of chunks; no memory may stay behind, and
-#    guest-init.sh's kmemleak scan runs after them.
+#  - $MANY sessions of protocol 2.1 open at once, against a server loaded
+#    with a small queue depth and chunk, each writing and reading back its
+#    own data at the same time as the others: the server's data memory
+#    stays within its buffer pool and its one shared receive queue, what
+#    each added session costs, and that closing them gives it back;
+#  - $RTRS_CYCLES open/IO/close cycles (default 1000) against the same
+#    server, so that a cycle costs the connections and not 64 MiB of
+#    chunks; no memory may stay behind, and guest-init.sh's kmemleak scan
+#    runs after them.
 
 . "$RTRS_TOP/tests/e2e/topology.sh"
 
@@ -20,8 +25,19 @@ b=$(rtrs_build_dir)
 cycles=${RTRS_CYCLES:-1000}
 MIB=1024
 
-# The server of the cycles: chunks of 8 KiB (4 KiB of data), 16 of them.
-CYCLE_SRV_ARGS=(sess_queue_depth=16 max_chunk_size=8192)
+# The server of the cycles: chunks of 8 KiB (4 KiB of data), 16 of them,
+# and a buffer pool of 1 MiB, half what the IO of many_open asks for
+# at once.
+CYCLE_SRV_ARGS=(sess_queue_depth=16 max_chunk_size=8192 pool_size_mb=1)
+
+# The MANY sessions of many_open, each writing and reading back MANY_IO
+# bytes of its own at once: 32 x 64 KiB, twice the pool.  A 2.1 WRITE of
+# up to 4 KiB comes inline and a READ of 4 KiB takes one page of the
+# pool: IO of that size would never fill it.  (32 x 128 KiB against a
+# pool of 2 MiB, on a busy host, had rxe give up retransmitting and the
+# server's watchdog close paths.)
+MANY=32
+MANY_IO=$((64 * 1024))
 
 # Bounds, in KiB.  Right after a close, the KASAN shadow of freed vmalloc
 # areas is given back lazily, KASAN's quarantine holds freed objects, and
@@ -33,6 +49,20 @@ CYCLE_SRV_ARGS=(sess_queue_depth=16 max_chunk_size=8192)
 # over the first 500 of 1000 cycles, 0.15 MiB given back over the next.
 ONE_CLOSE_SLACK=$((8 * MIB))
 CYCLES_SLACK=$((4 * MIB))
+
+# What each of MANY sessions beyond the first may take, client and server
+# together, at queue depth 16.  Measured: 5.6 MiB, 1.0 of slab and 4.5 of
+# vmalloc (the rxe queues of both ends' QPs and CQs, which grow with the
+# queue depth), and no pages besides the pool's blocks and the test's
+# buffers (-82 KiB, noise).  Pages are where the server's data memory
+# lives: a shared receive queue of its own for each session would add
+# srq_size x 8 KiB, 4 MiB at the default 512, and one for each
+# connection twice that; buffers of its own for each session's requests,
+# as 2.0's chunks, 16 x 1 MiB for 2.1's largest IO (64 MiB at 2.0's
+# default depth and chunk).  1 MiB of pages a session is far below all
+# of those; 12 MiB in all leaves the measured figure room on a busy host.
+MANY_PAGES_MAX=$((1 * MIB))
+MANY_USED_MAX=$((12 * MIB))
 
 # load_server ARGS...: (re)load rtrs-server with ARGS and the test server.
 load_server() {
@@ -121,6 +151,190 @@ open_close_cycles() {
 		{ echo "the second half left $((free1 - free2)) KiB > $CYCLES_SLACK KiB"; return 1; }
 }
 
+# What many_open measured, for the checks after it: NAME=VALUE lines.
+MANY_STATE=$RTRS_TMP/many-sessions
+
+# many_keep NAME...: keep the values of the named variables.
+many_keep() {
+	local v
+	for v in "$@"; do
+		echo "$v=${!v}"
+	done >>"$MANY_STATE"
+}
+
+# many_load: the values many_open kept, into the caller's variables.
+many_load() {
+	# shellcheck source=/dev/null
+	. "$MANY_STATE" || return 1
+	if [ -z "$free0" ] || [ -z "$free2" ] || [ -z "$pool2" ]; then
+		echo "no reading of the $MANY sessions"
+		return 1
+	fi
+}
+
+# pool_usage FIELD: a field of the server's pool_usage ("allocated",
+# "held": bytes; "users", "waiters").
+pool_usage() {
+	awk -v f="$1" '{ for (i = 1; i < NF; i++) if ($i == f) print $(i + 1) }' \
+		/sys/module/rtrs_server/parameters/pool_usage
+}
+
+# srv_paths FILE: FILE of every path of the server, a line each.
+srv_paths() {
+	cat /sys/class/rtrs-server/*/paths/*/"$1"
+}
+
+# srv_sessions N: the test server holds N sessions.
+srv_sessions() {
+	[ "$(cat /sys/module/rtrs_test_srv/parameters/sessions_connected)" -eq "$1" ]
+}
+
+# hold_sessions N: rtrs-test-cycles holds N sessions, open at once, each
+# of which got back the MANY_IO bytes it wrote.
+hold_sessions() {
+	local ok
+
+	insmod "$b/tests/user/rtrs-test-cycles.ko" cycles=0 hold=1 \
+		sessions="$1" io_size=$MANY_IO || return 1
+	ok=$(cat /sys/module/rtrs_test_cycles/parameters/verified)
+	[ "$ok" -eq "$1" ] ||
+		{ echo "$ok of $1 sessions got their data back"; return 1; }
+}
+
+# many_open: memory with no session (free0...), with one held (free1...)
+# and with MANY held (free2...), kept in MANY_STATE with the pool's
+# blocks before (pool0) and with the MANY (pool2).  The MANY stay open.
+many_open() {
+	local free0 slab0 vm0 free1 slab1 vm1 free2 slab2 vm2 pool0 pool2 open_ms
+
+	: >"$MANY_STATE"
+	# A first round of MANY makes what outlives it: the CQs of the
+	# devices' CQ pools, which grow with the connections they serve and
+	# are kept until the device goes (32 MiB of rxe queues for 32
+	# sessions, still there 90 s after their close), allocator caches,
+	# the pool's first blocks.
+	insmod "$b/tests/user/rtrs-test-cycles.ko" cycles=1 sessions="$MANY" \
+		io_size=$MANY_IO &&
+		rmmod rtrs-test-cycles && wait_for 30 srv_sessions 0 || return 1
+	pool0=$(pool_usage allocated)
+	mem_snapshot free0 slab0 vm0 || return 1
+	hold_sessions 1 || return 1
+	mem_snapshot free1 slab1 vm1 || return 1
+	rmmod rtrs-test-cycles && wait_for 30 srv_sessions 0 || return 1
+	hold_sessions "$MANY" || return 1
+	open_ms=$(($(cat /sys/module/rtrs_test_cycles/parameters/open_us) / 1000))
+	pool2=$(pool_usage allocated)
+	mem_snapshot free2 slab2 vm2 || return 1
+	many_keep free0 slab0 vm0 free1 slab1 vm1 free2 slab2 vm2 pool0 pool2
+	figure "$MANY 2.1 sessions opened in $open_ms ms, each wrote and read" \
+		"back $((MANY_IO / 1024)) KiB, all at once"
+}
+
+# many_server: the server shows the MANY sessions, each with one path of
+# protocol 2.1 that served a WRITE and a READ.
+many_server() {
+	local n p
+
+	n=$(cat /sys/module/rtrs_test_srv/parameters/sessions_connected)
+	[ "$n" -eq "$MANY" ] || { echo "the test server has $n sessions"; return 1; }
+	n=$(find /sys/class/rtrs-server/ -mindepth 1 -maxdepth 1 | wc -l)
+	[ "$n" -eq "$MANY" ] || { echo "/sys/class/rtrs-server shows $n sessions"; return 1; }
+	n=$(srv_paths proto_version | grep -cx '2\.1')
+	[ "$n" -eq "$MANY" ] || { echo "$n paths of 2.1, not $MANY"; return 1; }
+	for p in writes reads; do
+		n=$(srv_paths "stats/$p" | grep -cvx 0)
+		[ "$n" -eq "$MANY" ] ||
+			{ echo "$n paths served $p, not $MANY"; return 1; }
+	done
+}
+
+# many_pool: the blocks of the server's pool, which it keeps until
+# unload, stayed within pool_size_mb while the MANY did their IO, twice
+# the pool's size at once.
+many_pool() {
+	local limit pool0 pool2
+
+	many_load || return 1
+	limit=$(($(cat /sys/module/rtrs_server/parameters/pool_size_mb) * 1024 * 1024))
+	figure "pool of $((limit / 1024)) KiB: $((pool0 / 1024)) KiB allocated" \
+		"with no session, $((pool2 / 1024)) KiB with $MANY, IO of" \
+		"$((MANY * MANY_IO / 1024)) KiB at once"
+	[ "$pool2" -le "$limit" ] ||
+		{ echo "pool allocated $pool2 bytes > pool_size_mb, $limit"; return 1; }
+}
+
+# many_srq: the server's device has one shared receive queue, and the
+# connections of every session receive from it.
+many_srq() {
+	local hca srqs nr r qps=0
+
+	hca=$(srv_paths hca_name | sort -u)
+	[ "$(wc -l <<<"$hca")" -eq 1 ] || { echo "paths on devices $(tr '\n' ' ' <<<"$hca")"; return 1; }
+	srqs=$(rdma resource show srq dev "$hca") || return 1
+	nr=$(grep -c srqn <<<"$srqs")
+	[ "$nr" -eq 1 ] || { echo "$hca has $nr shared receive queues"; return 1; }
+	# Its QPs: "lqpn 17-20,23" and the like.
+	for r in $(awk '{ for (i = 1; i < NF; i++) if ($i == "lqpn") print $(i + 1) }' \
+		<<<"$srqs" | tr , ' '); do
+		qps=$((qps + ${r#*-} - ${r%-*} + 1))
+	done
+	figure "$hca: one shared receive queue, of" \
+		"$(cat /sys/module/rtrs_server/parameters/srq_size) buffers," \
+		"for the $qps QPs of $MANY sessions"
+	[ "$qps" -ge "$MANY" ] ||
+		{ echo "$qps QPs on the shared receive queue: $srqs"; return 1; }
+}
+
+# many_memory: what each session beyond the first took.
+many_memory() {
+	local free0 slab0 vm0 free1 slab1 vm1 free2 slab2 vm2 pool0 pool2
+	local n=$((MANY - 1)) used slab vm pool bufs pages
+
+	many_load || return 1
+	used=$((free1 - free2))
+	slab=$((slab2 - slab1))
+	vm=$((vm2 - vm1))
+	# The blocks the pool took meanwhile, and rtrs-test-cycles' buffers
+	# (kmalloc of more than two pages comes from the page allocator).
+	pool=$(((pool2 - pool0) / 1024))
+	bufs=$((n * 2 * MANY_IO / 1024))
+	pages=$((used - slab - vm - pool - bufs))
+	figure "2.1 sessions of queue depth 16, client and server: one" \
+		"$(((free0 - free1) / MIB)) MiB, $MANY $(((free0 - free2) / MIB)) MiB;" \
+		"each added $((used / n)) KiB: slab $((slab / n)) KiB, vmalloc" \
+		"$((vm / n)) KiB, pages $((pages / n)) KiB (besides the pool's" \
+		"$pool KiB and the test's $((bufs / n)) KiB)"
+	[ $((pages / n)) -le "$MANY_PAGES_MAX" ] ||
+		{ echo "each added session took $((pages / n)) KiB of pages > $MANY_PAGES_MAX KiB"; return 1; }
+	[ $((used / n)) -le "$MANY_USED_MAX" ] ||
+		{ echo "each added session took $((used / n)) KiB > $MANY_USED_MAX KiB"; return 1; }
+}
+
+# many_back: MemFree (free3...) is back within ONE_CLOSE_SLACK, and the
+# pool's blocks, of free0.  Uses many_close's variables.
+many_back() {
+	mem_snapshot free3 slab3 vm3 &&
+		[ $((free0 - free3)) -le $((ONE_CLOSE_SLACK + kept)) ]
+}
+
+# many_close: closing the MANY gives their memory back, but for what
+# comes back later (ONE_CLOSE_SLACK) and the blocks the pool keeps until
+# unload.  The server frees a session after its user heard it went.
+many_close() {
+	local free0 slab0 vm0 free1 slab1 vm1 free2 slab2 vm2 pool0 pool2
+	local free3 slab3 vm3 kept back=0
+
+	many_load || return 1
+	rmmod rtrs-test-cycles && wait_for 60 srv_sessions 0 || return 1
+	kept=$((($(pool_usage allocated) - pool0) / 1024))
+	wait_for 90 many_back >/dev/null || back=1
+	figure "after closing the $MANY: $((free0 - free3)) KiB not yet back:" \
+		"slab $((slab3 - slab0)) KiB, vmalloc $((vm3 - vm0)) KiB," \
+		"pool $kept KiB"
+	[ "$back" -eq 0 ] ||
+		{ echo "closing left $((free0 - free3)) KiB > $ONE_CLOSE_SLACK KiB + pool $kept KiB"; return 1; }
+}
+
 check "veth pair with rxe on both ends" topology_pair
 on_new_pair 1 "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
 modprobe -a ib_core rdma_cm
@@ -133,6 +347,12 @@ check "memory of one 2.0 session" session_memory 0
 check "unload the servers" unload_server
 
 check "load the servers, ${CYCLE_SRV_ARGS[*]}" load_server "${CYCLE_SRV_ARGS[@]}"
+check "$MANY 2.1 sessions open at once, each with its data back" many_open
+check "the server shows $MANY sessions of 2.1, each served IO" many_server
+check "the pool stays within pool_size_mb under the $MANY" many_pool
+check "one shared receive queue for the $MANY" many_srq
+check "memory of each session beyond the first" many_memory
+check "closing the $MANY gives their memory back" many_close
 check "$cycles open/IO/close cycles leave no memory behind" \
 	open_close_cycles "$cycles"
 check "unload the servers" unload_server
