@@ -249,8 +249,11 @@ many_server() {
 }
 
 # many_pool: the blocks of the server's pool, which it keeps until
-# unload, stayed within pool_size_mb while the MANY did their IO, twice
-# the pool's size at once.
+# unload, while the MANY did their IO, twice the pool's size at once: a
+# figure, not a bound.  The MANY's requests did not overlap enough to ask
+# for more than the pool's first block even with its limit taken out, so
+# no reading here can show the limit broken; the KUnit suite rtrs-srv-pool
+# holds it (sizes, shares, waiting).
 many_pool() {
 	local limit pool0 pool2
 
@@ -259,8 +262,6 @@ many_pool() {
 	figure "pool of $((limit / 1024)) KiB: $((pool0 / 1024)) KiB allocated" \
 		"with no session, $((pool2 / 1024)) KiB with $MANY, IO of" \
 		"$((MANY * MANY_IO / 1024)) KiB at once"
-	[ "$pool2" -le "$limit" ] ||
-		{ echo "pool allocated $pool2 bytes > pool_size_mb, $limit"; return 1; }
 }
 
 # many_srq: the server's device has one shared receive queue, and the
@@ -349,7 +350,7 @@ check "unload the servers" unload_server
 check "load the servers, ${CYCLE_SRV_ARGS[*]}" load_server "${CYCLE_SRV_ARGS[@]}"
 check "$MANY 2.1 sessions open at once, each with its data back" many_open
 check "the server shows $MANY sessions of 2.1, each served IO" many_server
-check "the pool stays within pool_size_mb under the $MANY" many_pool
+check "the pool under the $MANY, read" many_pool
 check "one shared receive queue for the $MANY" many_srq
 check "memory of each session beyond the first" many_memory
 check "closing the $MANY gives their memory back" many_close
