@@ -585,13 +585,11 @@ void rtrs_clt_con_free(struct rtrs_clt_path *path, unsigned int cid)
 	mutex_unlock(&con->cm_mutex);
 	if (con->rsp_buf) {
 		ib_dma_unmap_single(path->s.dev->ib_dev, con->rsp_dma,
-				    con->recv_num * sizeof(*con->rsp_buf),
+				    con->recv_num * con->rsp_size,
 				    DMA_FROM_DEVICE);
 		kfree(con->rsp_buf);
-		kfree(con->rsp_ius);
-	} else if (con->rsp_ius) {
-		rtrs_iu_free(con->rsp_ius, path->s.dev->ib_dev, con->recv_num);
 	}
+	kfree(con->rsp_ius);
 	if (con->c.cm_id)
 		rdma_destroy_id(con->c.cm_id);
 	mutex_destroy(&con->cm_mutex);
@@ -600,18 +598,17 @@ void rtrs_clt_con_free(struct rtrs_clt_path *path, unsigned int cid)
 }
 
 /*
- * 2.1: each receive takes a response (struct rtrs_msg_io_rsp) into its own
+ * Receives with buffer: each takes a response of @size bytes into its own
  * slot of one array, mapped once; an IU per slot says where.  A heartbeat
  * takes a receive too and leaves its slot alone.
  */
-static int rtrs_clt_con_post_rsp_bufs(struct rtrs_clt_con *con)
+static int rtrs_clt_con_post_rsp_bufs(struct rtrs_clt_con *con, u32 size)
 {
 	struct rtrs_clt_path *path = to_clt_path(con->c.path);
 	struct ib_device *ib_dev = path->s.dev->ib_dev;
-	size_t size = sizeof(*con->rsp_buf);
-	struct rtrs_msg_io_rsp *buf;
 	struct rtrs_iu *iu;
 	dma_addr_t dma;
+	void *buf;
 	u32 i;
 	int err;
 
@@ -626,6 +623,7 @@ static int rtrs_clt_con_post_rsp_bufs(struct rtrs_clt_con *con)
 	}
 	con->rsp_buf = buf;
 	con->rsp_dma = dma;
+	con->rsp_size = size;
 
 	con->rsp_ius = rtrs_kcalloc(con->recv_num, sizeof(*con->rsp_ius),
 				    GFP_KERNEL);
@@ -633,9 +631,9 @@ static int rtrs_clt_con_post_rsp_bufs(struct rtrs_clt_con *con)
 		return -ENOMEM;
 	for (i = 0; i < con->recv_num; i++) {
 		iu = &con->rsp_ius[i];
-		iu->cqe.done = rtrs_clt_recv_rsp_done;
+		iu->cqe.done = rtrs_clt_recv_iu_done;
 		iu->dma_addr = dma + i * size;
-		iu->buf = &buf[i];
+		iu->buf = buf + i * size;
 		iu->size = size;
 		iu->direction = DMA_FROM_DEVICE;
 		err = rtrs_iu_post_recv(&con->c, iu);
@@ -673,27 +671,16 @@ int rtrs_clt_con_post_recvs(struct rtrs_clt_con *con)
 			    path->lim.queue_depth + RTRS_CLT_WR_EXTRA - 1);
 
 	if (rtrs_clt_lim_2_1(&path->lim))
-		return rtrs_clt_con_post_rsp_bufs(con);
-	if (!(path->lim.flags & RTRS_MSG_NEW_RKEY_F)) {
-		for (i = 0; i < con->recv_num; i++) {
-			/* One fault point: the last receive, as a full queue. */
-			err = rtrs_fail_last_or(i == con->recv_num - 1, -ENOMEM,
-						rtrs_post_recv_empty(&con->c,
-								     &con->recv_cqe));
-			if (err)
-				return err;
-		}
-		return 0;
-	}
-
-	con->rsp_ius = rtrs_iu_alloc(con->recv_num,
-				     sizeof(struct rtrs_msg_rkey_rsp),
-				     GFP_KERNEL, path->s.dev->ib_dev,
-				     DMA_FROM_DEVICE, rtrs_clt_recv_iu_done);
-	if (!con->rsp_ius)
-		return -ENOMEM;
+		return rtrs_clt_con_post_rsp_bufs(con,
+						  sizeof(struct rtrs_msg_io_rsp));
+	if (path->lim.flags & RTRS_MSG_NEW_RKEY_F)
+		return rtrs_clt_con_post_rsp_bufs(con,
+						  sizeof(struct rtrs_msg_rkey_rsp));
 	for (i = 0; i < con->recv_num; i++) {
-		err = rtrs_iu_post_recv(&con->c, &con->rsp_ius[i]);
+		/* One fault point: the last receive, as a full queue. */
+		err = rtrs_fail_last_or(i == con->recv_num - 1, -ENOMEM,
+					rtrs_post_recv_empty(&con->c,
+							     &con->recv_cqe));
 		if (err)
 			return err;
 	}

@@ -607,48 +607,6 @@ static int rtrs_clt_process_rkey_rsp(struct rtrs_clt_con *con,
 	return 0;
 }
 
-/**
- * rtrs_clt_recv_iu_done() - completion of a receive with buffer
- * @cq: the CQ.
- * @wc: the work completion.
- *
- * Used when the server announces new rkeys: takes what
- * rtrs_clt_recv_done() takes and the responses with struct
- * rtrs_msg_rkey_rsp, then posts the buffer again.
- *
- * Context: softirq, rtrs_clt_rdma_cq_direct(), or the drain.
- */
-void rtrs_clt_recv_iu_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct rtrs_clt_con *con = rtrs_clt_wc_con(wc);
-	struct rtrs_iu *iu = container_of(wc->wr_cqe, struct rtrs_iu, cqe);
-	struct ib_device *ib_dev = con->c.path->dev->ib_dev;
-	int err;
-
-	if (wc->status != IB_WC_SUCCESS) {
-		rtrs_clt_wc_failed(con, wc, "receive");
-		return;
-	}
-	rtrs_hb_received(con->c.path);
-
-	ib_dma_sync_single_for_cpu(ib_dev, iu->dma_addr, iu->size,
-				   DMA_FROM_DEVICE);
-	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM)
-		err = rtrs_clt_process_imm(con, be32_to_cpu(wc->ex.imm_data));
-	else if (wc->wc_flags & IB_WC_WITH_IMM)
-		err = rtrs_clt_process_rkey_rsp(con, iu, wc);
-	else
-		err = rtrs_clt_process_send(con, wc);
-	if (err)
-		return;
-
-	ib_dma_sync_single_for_device(ib_dev, iu->dma_addr, iu->size,
-				      DMA_FROM_DEVICE);
-	err = rtrs_iu_post_recv(&con->c, iu);
-	if (err)
-		rtrs_clt_proto_error(con, "posting receive failed", err);
-}
-
 /*
  * 2.1: did the response, a SEND WITH INVALIDATE, invalidate @req's MR?
  * Only the rkey the completion names counts.
@@ -686,18 +644,36 @@ static int rtrs_clt_io_rsp_2_1(struct rtrs_clt_con *con, struct rtrs_iu *iu,
 	return 0;
 }
 
+/*
+ * What a receive with buffer brought: the immediate of an RDMA WRITE
+ * WITH IMMEDIATE (a heartbeat, or a 2.0 response), a 2.1 response, an
+ * always-invalidate rkey response, or a 2.0 SEND WITH INVALIDATE.
+ */
+static int rtrs_clt_recv_iu(struct rtrs_clt_con *con, struct rtrs_iu *iu,
+			    struct ib_wc *wc)
+{
+	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM)
+		return rtrs_clt_process_imm(con, be32_to_cpu(wc->ex.imm_data));
+	if (rtrs_clt_lim_2_1(&to_clt_path(con->c.path)->lim))
+		return rtrs_clt_io_rsp_2_1(con, iu, wc);
+	if (wc->wc_flags & IB_WC_WITH_IMM)
+		return rtrs_clt_process_rkey_rsp(con, iu, wc);
+	return rtrs_clt_process_send(con, wc);
+}
+
 /**
- * rtrs_clt_recv_rsp_done() - completion of a receive of a 2.1 path
+ * rtrs_clt_recv_iu_done() - completion of a receive with buffer
  * @cq: the CQ.
  * @wc: the work completion.
  *
- * Takes responses (a SEND, with invalidation when the request named an
- * MR) and heartbeats (RDMA WRITE WITH IMMEDIATE, which leave the buffer
- * alone), then posts the buffer again.
+ * Used by a 2.1 path, whose server responds with a SEND, and by a 2.0
+ * path whose server announces new rkeys: takes what rtrs_clt_recv_done()
+ * takes and those responses (see rtrs_clt_recv_iu()), then posts the
+ * buffer again.  A heartbeat leaves the buffer alone.
  *
  * Context: softirq, rtrs_clt_rdma_cq_direct(), or the drain.
  */
-void rtrs_clt_recv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
+void rtrs_clt_recv_iu_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rtrs_clt_con *con = rtrs_clt_wc_con(wc);
 	struct rtrs_iu *iu = container_of(wc->wr_cqe, struct rtrs_iu, cqe);
@@ -712,10 +688,7 @@ void rtrs_clt_recv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	ib_dma_sync_single_for_cpu(ib_dev, iu->dma_addr, iu->size,
 				   DMA_FROM_DEVICE);
-	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM)
-		err = rtrs_clt_process_imm(con, be32_to_cpu(wc->ex.imm_data));
-	else
-		err = rtrs_clt_io_rsp_2_1(con, iu, wc);
+	err = rtrs_clt_recv_iu(con, iu, wc);
 	if (err)
 		return;
 

@@ -238,9 +238,11 @@ struct rtrs_rbuf {
  * @cm_done: completed when @cm_err leaves 0
  * @recv_cqe: completion entry of the buffer-less receives
  * @rsp_ius: receive buffers, when the server announces new rkeys (2.0) or
- *	on every connection (2.1): then each IU is a slot of @rsp_buf
- * @rsp_buf: 2.1, @recv_num responses, one per receive, mapped at once
- * @rsp_dma: 2.1, DMA address of @rsp_buf
+ *	on every connection (2.1): each IU is a slot of @rsp_buf
+ * @rsp_buf: @recv_num responses of @rsp_size bytes, one per receive,
+ *	mapped at once
+ * @rsp_dma: DMA address of @rsp_buf
+ * @rsp_size: bytes of a slot of @rsp_buf
  * @recv_num: number of receives kept posted
  * @poll_lock: makes concurrent rtrs_clt_rdma_cq_direct() calls on a poll
  *	connection skip, not race, each other
@@ -261,8 +263,9 @@ struct rtrs_clt_con {
 	struct completion	cm_done;
 	struct ib_cqe		recv_cqe;
 	struct rtrs_iu		*rsp_ius;
-	struct rtrs_msg_io_rsp	*rsp_buf;
+	void			*rsp_buf;
 	dma_addr_t		rsp_dma;
+	u32			rsp_size;
 	u32			recv_num;
 	/* serialises polling of a poll connection */
 	spinlock_t		poll_lock;
@@ -643,7 +646,6 @@ int rtrs_clt_submit(struct rtrs_clt_sess *clt, struct rtrs_clt_path *skip,
 		    unsigned int sg_cnt);
 void rtrs_clt_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_recv_iu_done(struct ib_cq *cq, struct ib_wc *wc);
-void rtrs_clt_recv_rsp_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_hb_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_probe_done(struct ib_cq *cq, struct ib_wc *wc);
 void rtrs_clt_wd_work(struct work_struct *work);
