@@ -650,11 +650,8 @@ static void rtrs_srv_post_rsp_2_1(struct rtrs_srv_con *con,
 		}
 		rtrs_srv_op_end(path, op);
 	}
-	if (err && err != -ESHUTDOWN) {
-		pr_err_ratelimited("%s: posting a response failed: %d\n",
-				   path->s.sessname, err);
-		rtrs_srv_close_path(path);
-	}
+	if (err)
+		rtrs_srv_post_failed(path, "a response", err);
 	percpu_ref_put(&path->ops_ref);
 }
 
@@ -697,11 +694,8 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 		rtrs_srv_sq_put(con);
 		rtrs_srv_op_end(path, op);
 	}
-	if (err && err != -ESHUTDOWN) {
-		pr_err_ratelimited("%s: posting a response failed: %d\n",
-				   path->s.sessname, err);
-		rtrs_srv_close_path(path);
-	}
+	if (err)
+		rtrs_srv_post_failed(path, "a response", err);
 	percpu_ref_put(&path->ops_ref);
 }
 
@@ -1094,11 +1088,7 @@ static void rtrs_srv_run_io(struct rtrs_srv_op *op)
 	if (!err)
 		return;
 	rtrs_srv_op_end(path, op);
-	if (err == -ESHUTDOWN)
-		return;
-	pr_err_ratelimited("%s: posting LOCAL_INV failed: %d\n",
-			   path->s.sessname, err);
-	rtrs_srv_close_path(path);
+	rtrs_srv_post_failed(path, "LOCAL_INV", err);
 }
 
 /**

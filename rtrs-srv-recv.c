@@ -147,11 +147,7 @@ static void rtrs_srv_run_buffered(struct rtrs_srv_path *path,
 	if (!err)
 		return;
 	rtrs_srv_op_abort(path, op);
-	if (err == -ESHUTDOWN)
-		return;
-	pr_err_ratelimited("%s: posting an RDMA READ failed: %d\n",
-			   path->s.sessname, err);
-	rtrs_srv_close_path(path);
+	rtrs_srv_post_failed(path, "an RDMA READ", err);
 }
 
 /* Called by the pool, with no lock of it held: only queue the work. */

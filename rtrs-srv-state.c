@@ -105,6 +105,28 @@ void rtrs_srv_violation(struct rtrs_srv_path *path, const char *fmt, ...)
 	rtrs_srv_close_path(path);
 }
 
+/**
+ * rtrs_srv_post_failed() - posting on a connection of a path failed
+ * @path: the path
+ * @what: what was to be posted, for the log
+ * @err: the error of the post
+ *
+ * A post that found its connection being drained (-ESHUTDOWN) is no
+ * failure: the path is going already.  Any other error logs one
+ * rate-limited line and closes the path.
+ *
+ * Context: any context.
+ */
+void rtrs_srv_post_failed(struct rtrs_srv_path *path, const char *what,
+			  int err)
+{
+	if (err == -ESHUTDOWN)
+		return;
+	pr_err_ratelimited("%s: posting %s failed: %d\n", path->s.sessname,
+			   what, err);
+	rtrs_srv_close_path(path);
+}
+
 static const char *rtrs_srv_state_name(enum rtrs_srv_state state)
 {
 	switch (state) {

@@ -754,6 +754,8 @@ bool rtrs_srv_change_state(struct rtrs_srv_path *path,
 void rtrs_srv_close_path(struct rtrs_srv_path *path);
 __printf(2, 3)
 void rtrs_srv_violation(struct rtrs_srv_path *path, const char *fmt, ...);
+void rtrs_srv_post_failed(struct rtrs_srv_path *path, const char *what,
+			  int err);
 bool rtrs_srv_admit(struct rtrs_srv_path *path, enum rtrs_srv_msg msg,
 		    u32 imm, unsigned int cid);
 
