@@ -33,14 +33,24 @@ pstat_gt() { [ "$(pstat "$1" "$2")" -gt "$3" ]; }
 counter_gt() { [ "$(counter "$1")" -gt "$2" ]; }
 state_is_not() { [ "$(pstate "$1")" != "$2" ]; }
 
-# no_io_errors: nothing failed or differed since the last reset point.
+# no_io_errors: nothing failed or differed since the last reset point;
+# on failure, the last failed IO the test client logged says how.
 IOERR0=0
 no_io_errors() {
 	local e v
 	e=$(counter io_errors)
 	v=$(counter verify_errors)
-	echo "io_errors $e (from $IOERR0), verify_errors $v"
-	[ "$e" -eq "$IOERR0" ] && [ "$v" -eq 0 ]
+	[ "$e" -eq "$IOERR0" ] && [ "$v" -eq 0 ] && return
+	echo "io_errors $e (from $IOERR0), verify_errors $v;" \
+		"last: $(dmesg | grep 'rtrs_test_clt: IO at' | tail -n 1)"
+	return 1
+}
+
+# io_clean WHAT: check no_io_errors, then count IO errors from here: a
+# failure fails the check of its own phase only.
+io_clean() {
+	check "$1" no_io_errors
+	IOERR0=$(counter io_errors)
 }
 
 # write_errno FILE VALUE EXPECTED: the write fails with strerror EXPECTED.
@@ -198,7 +208,7 @@ check "min-inflight uses both paths" policy_min_inflight
 check "min-latency avoids the slow path" policy_min_latency
 check "restart verified IO" sh -c "echo 1 > $PARAMS/run"
 check "server counts the writes it got" test "$(cat "$SS/paths/$P1/stats/writes")" -gt 0
-check "no IO error so far" no_io_errors
+io_clean "no IO error so far"
 
 # ---- failover: link down, device deleted, and back ------------------------
 
@@ -213,7 +223,7 @@ check "requests in flight failed over" pstat_gt "$P2" failovers 0
 check "rdma link delete rxe2 returns" timeout 60 rdma link delete rxe2
 check "IO goes on without rxe2" ios_grow 3
 check "failed reconnects are counted" wait_for 30 pstat_gt "$P2" reconnect_fails 0
-check "no IO error while path 1 lived" no_io_errors
+io_clean "no IO error while path 1 lived"
 check "link of path 2 up again" link_up veth2
 check "rxe2 added back" rxe_add rxe2 veth2
 t0=$(date +%s)
@@ -236,7 +246,7 @@ check "path 2 fails when the server loses rxe3" wait_for 60 state_is_not "$P2" c
 check "rxe3 added back" rxe_add rxe3 veth3
 check "path 2 reconnects to the server" wait_for 60 state_is "$P2" connected
 check "IO goes on" ios_grow 3
-check "no IO error after server-side closes" no_io_errors
+io_clean "no IO error after server-side closes"
 
 # ---- client-side actions ------------------------------------------------
 
@@ -246,7 +256,7 @@ check "disconnect path 2" sh -c "echo 1 > '$CS/paths/$P2/disconnect'"
 check "disconnected path 2 stays closed" sh -c "sleep 3; [ \"\$(cat '$CS/paths/$P2/state')\" = closed ]"
 check "reconnect path 2" sh -c "echo 1 > '$CS/paths/$P2/reconnect'"
 check "path 2 connected after reconnect" state_is "$P2" connected
-check "no IO error after disconnect and reconnect" no_io_errors
+io_clean "no IO error after disconnect and reconnect"
 
 # ---- the reconnect budget ------------------------------------------------
 
@@ -263,7 +273,7 @@ check "path 2 stays closed" sh -c "sleep 4; [ \"\$(cat '$CS/paths/$P2/state')\" 
 check "reconnect brings it back" sh -c "echo 1 > '$CS/paths/$P2/reconnect'"
 check "path 2 connected again" state_is "$P2" connected
 check "reconnect forever again" sh -c "echo -1 > '$CS/max_reconnect_attempts'"
-check "no IO error while path 2 gave up" no_io_errors
+io_clean "no IO error while path 2 gave up"
 
 # ---- failover into a shared chunk ---------------------------------------
 # The server holds a LATE write 14 s and stores it from its chunk only
@@ -351,7 +361,7 @@ check "no held write's chunk changed under it" test "$(cat "$TSP/ios_clobbered")
 check "read back every block written" sh -c "echo 1 > $PARAMS/check"
 check "blocks were read back" counter_gt checked 0
 check "every block holds its last write" test "$(counter check_errors)" -eq 0
-check "no IO error with held writes" no_io_errors
+io_clean "no IO error with held writes"
 check "restart verified IO after the read-back" sh -c "echo 1 > $PARAMS/run"
 
 # ---- bad writes ---------------------------------------------------------
@@ -375,7 +385,7 @@ check "disconnect 2: EINVAL" write_errno "$CS/paths/$P1/disconnect" "2" "Invalid
 check "reset_all 0: EINVAL" write_errno "$CS/paths/$P1/stats/reset_all" "0" "Invalid argument"
 check "server disconnect garbage: EINVAL" write_errno "$SS/paths/$P1/disconnect" "yes please" "Invalid argument"
 check "both paths still connected" sh -c "[ \"\$(cat '$CS/paths/$P1/state')\" = connected ] && [ \"\$(cat '$CS/paths/$P2/state')\" = connected ]"
-check "no IO error from bad writes" no_io_errors
+io_clean "no IO error from bad writes"
 
 # ---- remove_path / add_path cycles under IO ----------------------------
 
@@ -395,7 +405,7 @@ check "remove path 2" sh -c "echo 1 > '$CS/paths/$P2/remove_path'"
 check "removing the last path: EBUSY" write_errno "$CS/paths/$P1/remove_path" 1 "busy"
 check "last path remains" state_is "$P1" connected
 check "IO goes on over one path" ios_grow 3
-check "no IO error in path cycles" no_io_errors
+io_clean "no IO error in path cycles"
 echo "$P2" >"$CS/add_path"
 
 # ---- both paths down: errors, no hang, recovery --------------------------
