@@ -107,9 +107,12 @@ ios_move() {
 	return 1
 }
 
-# good_start: rtrs-test-clt opens a session and runs verified IO.
+# good_start: rtrs-test-clt opens a session and runs verified IO, paced
+# (a pair every 20 ms at most): flat out, it kept a vCPU of the guest busy
+# and every case's peer and shell waited for the other one.
 good_start() {
-	insmod "$b/tests/user/rtrs-test-clt.ko" paths="$GOOD" threads=1 &&
+	insmod "$b/tests/user/rtrs-test-clt.ko" paths="$GOOD" threads=1 \
+		pause_ms=20 &&
 		wait_for 30 path_connected && echo 1 >"$PARAMS/run" &&
 		ios_move && no_io_errors
 }

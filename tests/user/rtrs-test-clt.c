@@ -7,7 +7,7 @@
  * passed, how many IOs failed and how many reads came back different.
  *
  *   insmod rtrs-test-clt.ko paths=ip:192.0.2.1@ip:192.0.2.2,ip:... \
- *	    [sessname=...] [threads=4] [io_size=16384]
+ *	    [sessname=...] [threads=4] [io_size=16384] [pause_ms=0]
  *   echo 1 > /sys/module/rtrs_test_clt/parameters/run
  *   cat /sys/module/rtrs_test_clt/parameters/{ios,io_errors,verify_errors}
  *   echo 0 > /sys/module/rtrs_test_clt/parameters/run
@@ -64,6 +64,15 @@ MODULE_PARM_DESC(io_size, "bytes per IO, 1 to 128 KiB (default: 16384)");
 static int nice;
 module_param(nice, int, 0444);
 MODULE_PARM_DESC(nice, "nice value of the IO threads, -20 to 19 (default: 0)");
+
+/*
+ * A pause after each write-read pair leaves the guest's CPUs to what a
+ * scenario runs beside the IO (a userspace peer, its shell), where the IO
+ * only has to go on and verify, not to load the path.
+ */
+static uint pause_ms;
+module_param(pause_ms, uint, 0644);
+MODULE_PARM_DESC(pause_ms, "milliseconds each IO thread sleeps after a write-read pair, up to 1000 (default: 0)");
 
 static int max_reconnect_attempts = -1;
 module_param(max_reconnect_attempts, int, 0444);
@@ -223,6 +232,8 @@ static int test_thread(void *arg)
 		    test_pair(wbuf, rbuf, idx * region + p->next * io_size,
 			      p->gen, op))
 			msleep(100);
+		else if (READ_ONCE(pause_ms))
+			msleep(min(READ_ONCE(pause_ms), 1000U));
 		if (++p->next == blocks) {
 			p->next = 0;
 			p->gen++;
