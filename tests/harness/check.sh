@@ -401,7 +401,7 @@ done
 #  - faults: allocation failures; each set-up path fails at its fault
 #    points in turn and must leave nothing behind.  Every point of every
 #    path would take hours (fail-nth alone counts some 11,000): by default
-#    about 4 fail-nth and 15 fail_rtrs points of each path, evenly
+#    about 3 fail-nth and 10 fail_rtrs points of each path, evenly
 #    spread; make faults tries them all;
 #  - multipath: two paths under verified IO, MPATH_CYCLES remove/add
 #    cycles of a path (about 3 s a cycle);
@@ -419,15 +419,15 @@ soak_env=(--env "SOAK_SECONDS=$SOAK_SECONDS")
 [ -z "${SOAK_SEED:-}" ] || soak_env+=(--env "SOAK_SEED=$SOAK_SEED")
 # shellcheck disable=SC2086 # soak: a scenario, or none
 guest guest-1 kunit session session-cycles hostile $soak -- \
-	--kernel test --timeout 1800 \
+	--kernel test --timeout 2000 \
 	--env "RTRS_CYCLES=${RTRS_CYCLES:-200}" "${soak_env[@]}"
 rnbd=
 [ -z "$rnbd_built" ] || rnbd=rnbd
 # shellcheck disable=SC2086 # rnbd: a scenario, or none
 guest guest-2 faults multipath lossy $rnbd -- \
-	--kernel test --timeout 4600 \
-	--env FAULTS_BUDGET="${FAULTS_BUDGET:-4}" \
-	--env FAULTS_RTRS_BUDGET="${FAULTS_RTRS_BUDGET:-15}" \
+	--kernel test --timeout 2200 \
+	--env FAULTS_BUDGET="${FAULTS_BUDGET:-3}" \
+	--env FAULTS_RTRS_BUDGET="${FAULTS_RTRS_BUDGET:-10}" \
 	--env MPATH_CYCLES="${MPATH_CYCLES:-10}" \
 	--env "RNBD_CYCLES=${RNBD_CYCLES:-10}"
 guest stock stock -- --kernel stock --mem 1024 --timeout 300
@@ -441,7 +441,7 @@ guest stock stock -- --kernel stock --mem 1024 --timeout 300
 interop=
 [ -z "$rnbd_built" ] || interop=interop
 # shellcheck disable=SC2086 # interop: a scenario, or none
-guest_pair pair 1800 two-guests $interop
+guest_pair pair 1300 two-guests $interop
 
 # ---- results -----------------------------------------------------------
 
