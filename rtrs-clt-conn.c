@@ -583,13 +583,13 @@ void rtrs_clt_con_free(struct rtrs_clt_path *path, unsigned int cid)
 	mutex_lock(&con->cm_mutex);
 	rtrs_cq_qp_destroy(&con->c);
 	mutex_unlock(&con->cm_mutex);
+	kfree(con->rsp_ius);
 	if (con->rsp_buf) {
 		ib_dma_unmap_single(path->s.dev->ib_dev, con->rsp_dma,
 				    con->recv_num * con->rsp_size,
 				    DMA_FROM_DEVICE);
 		kfree(con->rsp_buf);
 	}
-	kfree(con->rsp_ius);
 	if (con->c.cm_id)
 		rdma_destroy_id(con->c.cm_id);
 	mutex_destroy(&con->cm_mutex);
