@@ -63,6 +63,20 @@ times_table() {
 			END { printf "  guest %-22s %5d  (%s)\n", g, total, parts }' "$dir/times"
 	done
 	echo "  total                        $(( $(date +%s) - t0 ))"
+	slowest_checks
+}
+
+# slowest_checks: the ten checks of the guests that took longest, from
+# each scenario's steps file (guest-lib.sh's check).
+slowest_checks() {
+	local f
+	for f in "$RTRS_RESULTS"/*/steps "$RTRS_RESULTS"/*/*/steps; do
+		[ -f "$f" ] || continue
+		f=${f#"$RTRS_RESULTS"/}
+		awk -v where="${f%/steps}" '{ t = $1; sub(/^[^ ]+ /, ""); print t, where ": " $0 }' \
+			"$RTRS_RESULTS/$f"
+	done | sort -rn | head -n 10 | awk 'NR == 1 { print "slowest checks (s):" }
+		{ printf "  %6s  %s\n", $1, substr($0, length($1) + 2) }'
 }
 
 finish() {

@@ -19,21 +19,34 @@ fail() {
 	echo "not ok: $1: $2"
 }
 
+# uptime_ds VAR: set VAR to the time since boot in tenths of a second,
+# from /proc/uptime (builtins only).
+uptime_ds() {
+	local up
+	read -r up _ </proc/uptime
+	up=${up%?}
+	printf -v "$1" %d $((10#${up/./}))
+}
+
 # check NAME CMD...: pass when CMD succeeds; else fail with its last line.
-# A check that took 10 s or more says how long in the script's log (not in
-# the checks file), so the slow parts of a scenario are easy to find.  The
-# console says which check starts, so that a guest that runs out of time
-# names the step it was in (guest.sh).
+# Each check's time goes to $RESULTS/steps ("seconds name", to a tenth),
+# so that where a scenario's time goes is known; one of 10 s or more also
+# says so in the script's log.  The console says which check starts, so
+# that a guest that runs out of time names the step it was in (guest.sh).
 check() {
-	local name=$1 out t0=$SECONDS
+	local name=$1 out t0 t1 ds
 	shift
+	uptime_ds t0
 	echo "rtrs-step: $RTRS_NAME/$name" >/dev/console
 	if out=$("$@" 2>&1); then
 		pass "$name"
 	else
 		fail "$name" "$(tail -n 1 <<<"$out")"
 	fi
-	[ $((SECONDS - t0)) -lt 10 ] || echo "  took $((SECONDS - t0)) s"
+	uptime_ds t1
+	ds=$((t1 - t0))
+	printf '%d.%d %s\n' $((ds / 10)) $((ds % 10)) "$name" >>"$RESULTS/steps"
+	[ "$ds" -lt 100 ] || echo "  took $((ds / 10)) s"
 }
 
 # not CMD...: succeed when CMD fails.
