@@ -467,50 +467,48 @@ liar_client() {
 }
 
 path_not_connected() { ! path_connected; }
-hb_acked() { grep -q "heartbeat on connection 1 acknowledged" "$RESULTS/peer.log"; }
 
-# liar_case CASE good|hb|open|io [REASON]: the peer serves one session
-# on LIAR_PORT with the lie CASE.  good: the session opens.  hb: it
-# opens, and a heartbeat the peer sends on connection 1 is acknowledged
-# with the path kept (the peer's exit status says so as well) and nothing
-# logged.  open: opening the session fails.  io: the session opens, and
-# the first IO's lying response (or, with the session's io_timeout_sec at
-# 2 s, its lack of one) takes the path down, with REASON in the client's
-# log (the peer acknowledges no heartbeat: without it, missed heartbeats
-# would take the path down too, for no merit of the checks).  The
-# client logs a few lines (at least one for a lie) and leaves no
+# liars CASE...: one peer, in the background, serves sessions on
+# LIAR_PORT in turn, each with the next lie or cell CASE; liar_case or
+# clt_cell plays the client's side of each.  One peer for all saves a
+# process start and a listener a case.
+liars() {
+	echo "== rtrs-peer server-cells $*" >>"$RESULTS/peer.log"
+	timeout $((60 * $#)) "$PEER" server-cells "$PAIR_B" $LIAR_PORT "$@" \
+		>>"$RESULTS/peer.log" 2>&1 &
+	PEER_PID=$!
+}
+
+# liar_case CASE open|io [REASON]: the client's side of the session the
+# peer (liars) serves with the lie CASE.  open: opening the session
+# fails.  io: the session opens, and the first IO's lying response (or,
+# with the session's io_timeout_sec at 2 s, its lack of one) takes the
+# path down, with REASON in the client's log (the peer acknowledges no
+# heartbeat: without it, missed heartbeats would take the path down too,
+# for no merit of the checks).  The peer says the session went as the
+# lie wants, the client logs a few lines (at least one) and leaves no
 # queue pair behind.
 liar_case() {
-	local pid before after rc=0 min=1 max=$MAX_LINES start
-	case $2 in good) min=0 ;; hb) min=0 max=0 ;; esac
+	local before after rc=0 start plog
 	start=$(dmesg | wc -l)
 	before=$(rtrs_lines)
-	peer server "$PAIR_B" $LIAR_PORT "$1" &
-	pid=$!
-	wait_for 10 liar_listening || rc=1
-	if [ "$2" = good ]; then
-		liar_client && wait_for 30 path_connected || rc=1
-		rmmod rtrs-test-clt 2>/dev/null
-	elif [ "$2" = hb ]; then
-		liar_client && wait_for 30 path_connected &&
-			wait_for 15 hb_acked && path_connected || rc=1
-		rmmod rtrs-test-clt 2>/dev/null
-	elif [ "$2" = open ]; then
+	plog=$(wc -l <"$RESULTS/peer.log")
+	if [ "$2" = open ]; then
 		liar_client && { echo "open succeeded"; rmmod rtrs-test-clt; rc=1; }
+	elif liar_client; then
+		wait_for 30 path_connected &&
+			echo 2 >"$CLT/io_timeout_sec" &&
+			echo 1 >"$PARAMS/run" &&
+			wait_for 30 path_not_connected || rc=1
+		echo 0 >"$PARAMS/run"
+		rmmod rtrs-test-clt || rc=1
 	else
-		if liar_client; then
-			wait_for 30 path_connected &&
-				echo 2 >"$CLT/io_timeout_sec" &&
-				echo 1 >"$PARAMS/run" &&
-				wait_for 30 path_not_connected || rc=1
-			echo 0 >"$PARAMS/run"
-			rmmod rtrs-test-clt || rc=1
-		else
-			echo "open failed"
-			rc=1
-		fi
+		echo "open failed"
+		rc=1
 	fi
-	wait "$pid" || rc=1
+	wait_for 30 cell_done "$plog" "$1" || rc=1
+	tail -n +"$plog" "$RESULTS/peer.log" | grep -qxF "rtrs-peer: cell $1: ok" ||
+		{ tail -n +"$plog" "$RESULTS/peer.log" | tail -n 4; rc=1; }
 	if [ -n "${3:-}" ] && ! dmesg | tail -n +$((start + 1)) | grep -q "$3"; then
 		echo "no '$3' in the log"
 		rc=1
@@ -518,10 +516,17 @@ liar_case() {
 	wait_for 30 server_idle || { qps; rc=1; }
 	after=$(rtrs_lines)
 	echo "rtrs log lines: $((after - before))"
-	[ $((after - before)) -ge $min ] && [ $((after - before)) -le "$max" ] ||
+	[ $((after - before)) -ge 1 ] && [ $((after - before)) -le "$MAX_LINES" ] ||
 		{ dmesg | tail -n $((after - before)); rc=1; }
-	good_client || rc=1
 	return $rc
+}
+
+# liars_end: wait for the peer of liars to end; PEER_RC is its exit
+# status, 0 once it has served every session as its lie wants.  Not in
+# a check: a check's subshell cannot wait for it.
+liars_end() {
+	PEER_RC=0
+	wait "$PEER_PID" || PEER_RC=$?
 }
 
 check "veth pair with rxe on both ends" topology_pair
@@ -603,34 +608,42 @@ check "100 half sessions hold no chunk, and others are served" half_flood 100 32
 check "a path missing a connection is closed in time" stalled_case stalled
 check "a path without INFO_REQ is closed in time" stalled_case no-info
 
-# Connection responses and INFO_RSPs the client must refuse at open.
-for c in ${HOSTILE_RSP_CASES:-rsp-magic rsp-errno rsp-qd-0 rsp-qd-vary \
-		rsp-io-huge rsp-hdr-small info-few info-many info-short \
-		info-type info-len-0 info-len-odd}; do
-	check "server lie $c fails the open" liar_case "$c" open
-done
-# Responses to IO that no request asked for, each with the reason the
-# client must give: "answer to no request" unless listed here.
+# Connection responses and INFO_RSPs the client must refuse at open,
+# then responses to IO that no request asked for, each with the reason
+# the client must give: "answer to no request" unless listed here.
 # io-silent sends no response: the session's io_timeout_sec (set to 2 s
-# by liar_case, before the 25 s of missed heartbeats) takes the path down.
+# by liar_case, before the 25 s of missed heartbeats) takes the path
+# down.  One peer serves them all in turn; a good client opens a session
+# and gets verified IO after each of the two kinds (the next lie's open
+# is one more each time).
+RSP_CASES=${HOSTILE_RSP_CASES:-rsp-magic rsp-errno rsp-qd-0 rsp-qd-vary \
+	rsp-io-huge rsp-hdr-small info-few info-many info-short info-type \
+	info-len-0 info-len-odd}
+ANS_CASES=${HOSTILE_ANS_CASES:-io-bad-id io-not-sent io-dup io-type io-silent}
 declare -A ANS_REASON=([io-type]="unknown immediate"
 	[io-silent]="waited 2 s for its answer")
-for c in ${HOSTILE_ANS_CASES:-io-bad-id io-not-sent io-dup io-type io-silent}; do
+# shellcheck disable=SC2086 # lists of cases
+liars $RSP_CASES $ANS_CASES
+check "the peer listens for the client's lies" wait_for 10 liar_listening
+for c in $RSP_CASES; do
+	check "server lie $c fails the open" liar_case "$c" open
+done
+check "a good client is served after the lies at open" good_client
+for c in $ANS_CASES; do
 	check "server lie $c closes the path" liar_case "$c" io \
 		"${ANS_REASON[$c]:-answer to no request}"
 done
+liars_end
+check "the peer served every lie" test "$PEER_RC" -eq 0
+check "a good client is served after the lies to IO" good_client
 mapfile -t CELLS <<<"$(clt_cell_list)"
-echo "== rtrs-peer server-cells" >>"$RESULTS/peer.log"
-timeout $((60 * ${#CELLS[@]})) "$PEER" server-cells "$PAIR_B" $LIAR_PORT \
-	"${CELLS[@]}" >>"$RESULTS/peer.log" 2>&1 &
-PEER_PID=$!
+liars "${CELLS[@]}"
 check "the peer listens for the client's table" wait_for 10 liar_listening
 for c in "${CELLS[@]}"; do
 	IFS=: read -r _ st msg con want <<<"$c"
 	check "client: $msg on connection $con, path $st: $want" clt_cell "$c"
 done
-PEER_RC=0
-wait "$PEER_PID" || PEER_RC=$?
+liars_end
 check "the peer played the client's table" test "$PEER_RC" -eq 0
 check "a good client is served after all" good_client
 
