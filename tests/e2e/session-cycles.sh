@@ -87,10 +87,12 @@ session_memory() {
 	# the device (4 MiB of rxe queues), allocator caches.
 	insmod "$b/tests/user/rtrs-test-cycles.ko" cycles=1 && rmmod rtrs-test-cycles ||
 		return 1
+	wait_for 30 no_server_session || return 1
 	mem_snapshot free0 slab0 vm0 || return 1
 	insmod "$b/tests/user/rtrs-test-cycles.ko" cycles=0 hold=1 || return 1
 	mem_snapshot free1 slab1 vm1 || return 1
 	rmmod rtrs-test-cycles || return 1
+	wait_for 30 no_server_session || return 1
 	mem_snapshot free2 slab2 vm2 || return 1
 
 	echo 1 >"$p/max_proto_minor" || return 1
@@ -215,12 +217,12 @@ many_open() {
 	# the pool's first blocks.
 	insmod "$b/tests/user/rtrs-test-cycles.ko" cycles=1 sessions="$MANY" \
 		io_size=$MANY_IO &&
-		rmmod rtrs-test-cycles && wait_for 30 srv_sessions 0 || return 1
+		rmmod rtrs-test-cycles && wait_for 30 no_server_session || return 1
 	pool0=$(pool_usage allocated)
 	mem_snapshot free0 slab0 vm0 || return 1
 	hold_sessions 1 || return 1
 	mem_snapshot free1 slab1 vm1 || return 1
-	rmmod rtrs-test-cycles && wait_for 30 srv_sessions 0 || return 1
+	rmmod rtrs-test-cycles && wait_for 30 no_server_session || return 1
 	hold_sessions "$MANY" || return 1
 	open_ms=$(($(cat /sys/module/rtrs_test_cycles/parameters/open_us) / 1000))
 	pool2=$(pool_usage allocated)

@@ -140,6 +140,16 @@ rxe_add() {
 	return 1
 }
 
+# no_server_session: rtrs-server shows no session, and no shared receive
+# queue is left.  A session leaves sysfs with its last path's files, as
+# that path's close begins; the path drops its device's receive queue at
+# the end of that close.  A memory reading taken in between counts the
+# old queue, which a new session then makes anew.
+no_server_session() {
+	[ -z "$(ls /sys/class/rtrs-server 2>/dev/null)" ] &&
+		[ -z "$(rdma res show srq)" ]
+}
+
 # figure TEXT...: a measured figure, kept in the results and shown.
 figure() {
 	echo "$*" >>"$RESULTS/figures"
