@@ -305,17 +305,17 @@ server_side() {
 
 # ---- client ------------------------------------------------------------
 
-# verify_write, verify_read NAME DEV: 2 MiB of 4 KiB random writes with
-# crc32c; then reads of the same blocks that check them.  About 10 s
+# verify_write, verify_read NAME DEV: 1 MiB of 4 KiB random writes with
+# crc32c; then reads of the same blocks that check them.  About 5 s
 # each under TCG.
 verify_write() {
 	fio_run "$1-write" --filename="/dev/$2" --rw=randwrite --bs=4k \
-		--size=2m --iodepth=16 --verify=crc32c --do_verify=0
+		--size=1m --iodepth=16 --verify=crc32c --do_verify=0
 }
 
 verify_read() {
 	fio_run "$1-read" --filename="/dev/$2" --rw=randwrite --bs=4k \
-		--size=2m --iodepth=16 --verify=crc32c --verify_only=1
+		--size=1m --iodepth=16 --verify=crc32c --verify_only=1
 }
 
 # fio_iops NAME: the IOPS fio reported for job NAME.
@@ -350,9 +350,10 @@ both_up() {
 	path_up "$1" "$SERVER" && path_up "$1" "$SERVER2"
 }
 
-# io_loop TAG DEV: 1 MiB fio jobs of random writes, each checked by its
-# reads (crc32c), one after another until $STOP exists.  Each job that
-# ends adds a line to $RUNS; each failed one also to $FAILED.
+# io_loop TAG DEV: 256 KiB fio jobs of random writes, each checked by
+# its reads (crc32c), one after another until $STOP exists: small ones,
+# so that the checks that wait for jobs to end do not wait long.  Each
+# job that ends adds a line to $RUNS; each failed one also to $FAILED.
 STOP=$RTRS_TMP/stop
 RUNS=$RTRS_TMP/runs
 FAILED=$RTRS_TMP/failed
@@ -361,7 +362,7 @@ io_loop() {
 	while [ ! -e "$STOP" ]; do
 		i=$((i + 1))
 		if ! why=$(fio_run "$1-loop" --filename="/dev/$2" --rw=randwrite \
-			--bs=4k --size=1m --iodepth=16 --verify=crc32c); then
+			--bs=4k --size=256k --iodepth=16 --verify=crc32c); then
 			echo "job $i: $why" >>"$FAILED"
 			cp "$F/$1-loop.out" "$F/$1-loop-$i.out"
 		fi
@@ -439,7 +440,7 @@ path_failure() {
 		wait_for 120 more_runs_than "$up"
 	touch "$STOP"
 	wait "$loop"
-	figure "$tag: path failure: $(runs) fio jobs of 1 MiB," \
+	figure "$tag: path failure: $(runs) fio jobs of 256 KiB," \
 		"$(wc -l <"$FAILED") failed"
 	check "$tag: path failure, no fio job failed" no_failed_job
 	check "$tag: path failure, no IO error in the kernel log" no_io_error "$dev" "$since"
