@@ -6,8 +6,8 @@
 #   make check [RTRS_CYCLES=N] [MPATH_CYCLES=N] [RNBD_CYCLES=N] [CHECK_ONLY="NAME..."]
 #                                          build everything, run all tests
 #                                          (session open/close cycles, default
-#                                          200; remove/add path cycles and
-#                                          rnbd map/unmap cycles, default 10)
+#                                          100; remove/add path cycles and
+#                                          rnbd map/unmap cycles, default 5)
 #   make run                               the main job (see README.md)
 #   make bench [BENCH_QUICK=1] [BENCH_REPS=N] [BENCH_PROFILE=1]
 #                                          ours against mainline rtrs,
