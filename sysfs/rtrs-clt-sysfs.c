@@ -34,7 +34,6 @@
 
 static struct class rtrs_clt_class = {
 	.name	= "rtrs-client",
-	.owner	= THIS_MODULE,
 };
 
 static struct rtrs_clt_sess *to_clt_sess(struct device *dev)

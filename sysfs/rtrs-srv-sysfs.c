@@ -26,7 +26,6 @@
 
 static struct class rtrs_srv_class = {
 	.name	= "rtrs-server",
-	.owner	= THIS_MODULE,
 };
 
 /**
