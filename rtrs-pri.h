@@ -25,6 +25,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
+#include "rtrs-compat.h"
+
 #define RTRS_PROTO_VER_MAJOR	2
 #define RTRS_PROTO_VER_MINOR	0
 #define RTRS_PROTO_VER		((RTRS_PROTO_VER_MAJOR << 8) | RTRS_PROTO_VER_MINOR)

@@ -48,7 +48,7 @@ TRACE_EVENT(rtrs_clt_path_state,
 			     __array(u8, dst, sizeof(struct sockaddr_storage))
 			     __field(int, old)
 			     __field(int, new)),
-	    TP_fast_assign(__assign_str(sess, path->s.sessname);
+	    TP_fast_assign(rtrs_assign_str(sess, path->s.sessname);
 			   memcpy(__entry->dst, &path->s.dst_addr, sizeof(__entry->dst));
 			   __entry->old = path->state;
 			   __entry->new = new;),
@@ -65,9 +65,9 @@ TRACE_EVENT(rtrs_clt_con_error,
 			     __string(status_msg, ib_wc_status_msg(status))
 			     __field(unsigned int, cid)
 			     __field(int, status)),
-	    TP_fast_assign(__assign_str(sess, con->c.path->sessname);
-			   __assign_str(what, what);
-			   __assign_str(status_msg, ib_wc_status_msg(status));
+	    TP_fast_assign(rtrs_assign_str(sess, con->c.path->sessname);
+			   rtrs_assign_str(what, what);
+			   rtrs_assign_str(status_msg, ib_wc_status_msg(status));
 			   __entry->cid = con->c.cid;
 			   __entry->status = status;),
 	    TP_printk("%s: connection %u: %s failed: %s", __get_str(sess),
@@ -83,7 +83,7 @@ TRACE_EVENT(rtrs_clt_submit,
 			     __field(bool, read)
 			     __field(u32, data_len)
 			     __field(u32, usr_len)),
-	    TP_fast_assign(__assign_str(sess, req->con->c.path->sessname);
+	    TP_fast_assign(rtrs_assign_str(sess, req->con->c.path->sessname);
 			   __entry->msg_id = msg_id;
 			   __entry->cid = req->con->c.cid;
 			   __entry->read = req->dir == DMA_FROM_DEVICE;
@@ -101,7 +101,7 @@ DECLARE_EVENT_CLASS(rtrs_clt_quarantine_class,
 		    TP_ARGS(path, val),
 		    TP_STRUCT__entry(__string(sess, path->s.sessname)
 				     __field(u32, val)),
-		    TP_fast_assign(__assign_str(sess, path->s.sessname);
+		    TP_fast_assign(rtrs_assign_str(sess, path->s.sessname);
 				   __entry->val = val;),
 		    TP_printk("%s: id %u quarantined", __get_str(sess),
 			      __entry->val)
@@ -125,7 +125,7 @@ TRACE_EVENT(rtrs_clt_complete,
 	    TP_STRUCT__entry(__string(sess, req->con->c.path->sessname)
 			     __field(u32, msg_id)
 			     __field(int, status)),
-	    TP_fast_assign(__assign_str(sess, req->con->c.path->sessname);
+	    TP_fast_assign(rtrs_assign_str(sess, req->con->c.path->sessname);
 			   __entry->msg_id = msg_id;
 			   __entry->status = req->status;),
 	    TP_printk("%s: id %u done: %d", __get_str(sess), __entry->msg_id,

@@ -44,7 +44,7 @@ TRACE_EVENT(rtrs_srv_path_state,
 			     __array(u8, peer, sizeof(struct sockaddr_storage))
 			     __field(int, old)
 			     __field(int, new)),
-	    TP_fast_assign(__assign_str(sess, path->s.sessname);
+	    TP_fast_assign(rtrs_assign_str(sess, path->s.sessname);
 			   memcpy(__entry->peer, &path->s.dst_addr, sizeof(__entry->peer));
 			   __entry->old = path->state;
 			   __entry->new = new;),
@@ -60,9 +60,9 @@ TRACE_EVENT(rtrs_srv_con_error,
 			     __string(what, what)
 			     __string(status_msg, ib_wc_status_msg(status))
 			     __field(int, status)),
-	    TP_fast_assign(__assign_str(sess, path->s.sessname);
-			   __assign_str(what, what);
-			   __assign_str(status_msg, ib_wc_status_msg(status));
+	    TP_fast_assign(rtrs_assign_str(sess, path->s.sessname);
+			   rtrs_assign_str(what, what);
+			   rtrs_assign_str(status_msg, ib_wc_status_msg(status));
 			   __entry->status = status;),
 	    TP_printk("%s: %s failed: %s", __get_str(sess), __get_str(what),
 		      __get_str(status_msg))
@@ -77,7 +77,7 @@ TRACE_EVENT(rtrs_srv_request,
 			     __field(bool, read)
 			     __field(u32, data_len)
 			     __field(u32, usr_len)),
-	    TP_fast_assign(__assign_str(sess, path->s.sessname);
+	    TP_fast_assign(rtrs_assign_str(sess, path->s.sessname);
 			   __entry->msg_id = msg_id;
 			   __entry->read = dir == READ;
 			   __entry->data_len = data_len;
@@ -97,7 +97,7 @@ TRACE_EVENT(rtrs_srv_answer,
 	    TP_STRUCT__entry(__string(sess, path->s.sessname)
 			     __field(u32, msg_id)
 			     __field(int, status)),
-	    TP_fast_assign(__assign_str(sess, path->s.sessname);
+	    TP_fast_assign(rtrs_assign_str(sess, path->s.sessname);
 			   __entry->msg_id = msg_id;
 			   __entry->status = status;),
 	    TP_printk("%s: id %u answered: %d", __get_str(sess), __entry->msg_id,
