@@ -107,6 +107,10 @@ rtrs_log "stock kernel"
 setup stock-kernel "$H/stock-kernel.sh"
 read -r STOCK_VER STOCK_DIR <"$RTRS_RESULTS/setup-stock-kernel.out"
 KDIR_STOCK=$(cat "$STOCK_DIR/KDIR")
+# Debian's stock 6.12 headers (deps.sh installs them): the modules, DKMS
+# and rnbd of 6.12 build there too.
+STOCK612_VER=$(rtrs_stock_release linux-headers-6.12-amd64)
+KDIR_STOCK612=/usr/src/linux-headers-$STOCK612_VER
 
 # ---- build -------------------------------------------------------------
 
@@ -183,13 +187,14 @@ tool() {
 	record FAIL "$name" "$why (see $log)"
 }
 
-# DKMS: dkms.conf adds, builds and installs the modules for the stock
-# kernel, in a DKMS tree of its own under build/dkms.
+# dkms_build NAME KVER KDIR: dkms.conf adds, builds and installs the
+# modules for the stock kernel KVER, in a DKMS tree of its own under
+# build/NAME.
 dkms_build() {
-	copy_sources "$RTRS_TOP/build/dkms-src"
-	tool build/dkms "$RTRS_RESULTS/build-dkms.log" "$H/dkms.sh" "$STOCK_VER" \
-		"$KDIR_STOCK" "$RTRS_TOP/build/dkms-src" "$RTRS_TOP/build/dkms"
-	rm -rf "$RTRS_TOP/build/dkms-src"
+	copy_sources "$RTRS_TOP/build/$1-src"
+	tool "build/$1" "$RTRS_RESULTS/build-$1.log" "$H/dkms.sh" "$2" "$3" \
+		"$RTRS_TOP/build/$1-src" "$RTRS_TOP/build/$1"
+	rm -rf "$RTRS_TOP/build/$1-src"
 }
 
 # In tree: this directory as drivers/infiniband/ulp/rtrs-ng/ of a copy of
@@ -268,7 +273,7 @@ shell_check() {
 }
 
 phase builds
-rtrs_log "building against the test kernel (W=1 C=1) and the stock headers (W=1)"
+rtrs_log "building against the test kernel (W=1 C=1) and the stock headers (6.1 W=1, 6.12 W=1 C=1)"
 build test "$KDIR_TEST" C=1
 # The userspace peer of the hostile scenario, beside the test modules.
 tool build/peer "$RTRS_RESULTS/build-peer.log" make -C "$RTRS_TOP/build/test/tests/peer"
@@ -289,9 +294,11 @@ mainline_test_srv() {
 tool build/test-srv-on-mainline "$RTRS_RESULTS/build-mainline-users.log" \
 	mainline_test_srv
 build stock "$KDIR_STOCK"
+build stock-6.12 "$KDIR_STOCK612" C=1
 clean_tree
-rtrs_log "building through DKMS (stock headers) and in a copy of the 6.1 tree"
-dkms_build
+rtrs_log "building through DKMS (stock 6.1 and 6.12 headers) and in a copy of the 6.1 tree"
+dkms_build dkms "$STOCK_VER" "$KDIR_STOCK"
+dkms_build dkms-6.12 "$STOCK612_VER" "$KDIR_STOCK612"
 intree_build
 phase style-and-docs
 rtrs_log "checkpatch --strict, kernel-doc, the rst documents and shellcheck"
@@ -379,18 +386,23 @@ guest_pair() {
 	rtrs_log "guest pair $name: lost its boot twice, giving up"
 }
 
-# rnbd from Linux 6.1, unmodified, built on our modules for both kernels
-# (and run on them in the test kernel, below).
+# rnbd, unmodified, built on our modules: rnbd of 6.1 for the test kernel
+# and the stock 6.1 headers (and run on them in the test kernel, below),
+# rnbd of 6.12 for the stock 6.12 headers.
 phase rnbd-builds
-rtrs_log "rnbd: build against both kernels"
-for k in test:"$KDIR_TEST" stock:"$KDIR_STOCK"; do
-	if "$H/rnbd.sh" "${k#*:}" "$RTRS_TOP/build/${k%%:*}" \
-		>"$RTRS_RESULTS/build-rnbd-${k%%:*}.log" 2>&1; then
-		record PASS "build/rnbd-${k%%:*}"
+rtrs_log "rnbd: build against the three kernels"
+while read -r name series kdir; do
+	if "$H/rnbd.sh" "$kdir" "$RTRS_TOP/build/$name" "$series" \
+		</dev/null >"$RTRS_RESULTS/build-rnbd-$name.log" 2>&1; then
+		record PASS "build/rnbd-$name"
 	else
-		record FAIL "build/rnbd-${k%%:*}" "$(tail -n 1 "$RTRS_RESULTS/build-rnbd-${k%%:*}.log")"
+		record FAIL "build/rnbd-$name" "$(tail -n 1 "$RTRS_RESULTS/build-rnbd-$name.log")"
 	fi
-done
+done <<EOF
+test 6.1 $KDIR_TEST
+stock 6.1 $KDIR_STOCK
+stock-6.12 6.12 $KDIR_STOCK612
+EOF
 
 # The scenarios share guest boots: boot, module loads and the rxe pairs
 # are paid once a guest (guest-init.sh resets the guest between two

@@ -9,6 +9,7 @@ PKGS=(
 	build-essential bc bison flex libssl-dev libelf-dev dwarves kmod cpio
 	xz-utils rsync python3 sparse git
 	linux-source-6.1 linux-headers-amd64
+	linux-source-6.12 linux-headers-6.12-amd64
 	qemu-system-x86 busybox-static
 	rdma-core ibverbs-utils rdmacm-utils perftest fio iproute2 jq nvme-cli
 	linux-perf

@@ -7,26 +7,36 @@ RTRS_CACHE=${RTRS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rtrs}
 RTRS_RESULTS=${RTRS_RESULTS:-$RTRS_TOP/results}
 RTRS_JOBS=${RTRS_JOBS:-$(nproc)}
 
-# The Linux 6.1 source package everything is built from.
+# rtrs_src_version [SERIES]: the version of the Linux source package of
+# SERIES (6.1, which everything is built from, unless told).
 rtrs_src_version() {
-	dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null
+	dpkg-query -W -f='${Version}' "linux-source-${1:-6.1}" 2>/dev/null
 }
 
-# Unpacked source tree of linux-source-6.1, extracted once into the cache.
+# rtrs_src_tree [SERIES]: the unpacked source tree of linux-source-SERIES
+# (6.1 unless told), extracted once into the cache.
 rtrs_src_tree() {
-	local ver dir
-	ver=$(rtrs_src_version)
-	[ -n "$ver" ] || { echo "linux-source-6.1 is not installed" >&2; return 1; }
-	dir=$RTRS_CACHE/src/linux-source-6.1-$ver
+	local series=${1:-6.1} ver dir
+	ver=$(rtrs_src_version "$series")
+	[ -n "$ver" ] || { echo "linux-source-$series is not installed" >&2; return 1; }
+	dir=$RTRS_CACHE/src/linux-source-$series-$ver
 	if [ ! -f "$dir/.rtrs-extracted" ]; then
 		rm -rf "$dir" "$dir.tmp"
 		mkdir -p "$dir.tmp"
-		tar -C "$dir.tmp" -xf /usr/src/linux-source-6.1.tar.xz >&2
-		mv "$dir.tmp/linux-source-6.1" "$dir"
+		tar -C "$dir.tmp" -xf "/usr/src/linux-source-$series.tar.xz" >&2
+		mv "$dir.tmp/linux-source-$series" "$dir"
 		rmdir "$dir.tmp"
 		touch "$dir/.rtrs-extracted"
 	fi
 	echo "$dir"
+}
+
+# rtrs_stock_release META: the kernel release whose headers Debian's
+# meta-package META (linux-headers-amd64 for 6.1, linux-headers-6.12-amd64
+# for 6.12) depends on; nothing when it is not installed.
+rtrs_stock_release() {
+	dpkg-query -W -f='${Depends}' "$1" 2>/dev/null |
+		sed -n 's/.*linux-headers-\([^ ,]*\).*/\1/p'
 }
 
 rtrs_log() {

@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck source-path=SCRIPTDIR
 #
-# Build rnbd from the Linux 6.1 source package, unmodified, out of tree
-# against our rtrs.h and our modules' Module.symvers.
+# Build rnbd from a Linux source package, unmodified, out of tree against
+# our rtrs.h and our modules' Module.symvers.
 #
-#   rnbd.sh KDIR RTRS_DIR
+#   rnbd.sh KDIR RTRS_DIR [SERIES]
 #
+# SERIES is the source package's (6.1 unless told; 6.12 for rnbd of 6.12,
+# built against that series' headers).
 # KDIR is the kernel build tree, RTRS_DIR a tree where our modules were
 # built against that KDIR (it holds rtrs.h, rtrs-srv.h and Module.symvers).
 # rnbd's sources are copied into RTRS_DIR/rnbd at each call and built there;
@@ -15,15 +17,16 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-[ $# -eq 2 ] || rtrs_die "usage: rnbd.sh KDIR RTRS_DIR"
+[ $# -eq 2 ] || [ $# -eq 3 ] || rtrs_die "usage: rnbd.sh KDIR RTRS_DIR [SERIES]"
 kdir=$1
 rtrs=$(realpath "$2")
+series=${3:-6.1}
 out=$rtrs/rnbd
 for f in "$kdir/Makefile" "$rtrs/rtrs.h" "$rtrs/rtrs-srv.h" "$rtrs/Module.symvers"; do
 	[ -f "$f" ] || rtrs_die "rnbd: missing $f"
 done
 
-src=$(rtrs_src_tree)/drivers/block/rnbd
+src=$(rtrs_src_tree "$series")/drivers/block/rnbd
 rm -rf "$out"
 mkdir -p "$out"
 cp "$src"/Makefile "$src"/*.[ch] "$out/"

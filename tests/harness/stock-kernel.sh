@@ -13,8 +13,7 @@ set -euo pipefail
 
 RECIPE=1
 
-ver=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 |
-	sed -n 's/.*linux-headers-\([^ ,]*\).*/\1/p')
+ver=$(rtrs_stock_release linux-headers-amd64)
 [ -n "$ver" ] || rtrs_die "linux-headers-amd64 is not installed"
 kdir=/usr/src/linux-headers-$ver
 [ -d "$kdir" ] || rtrs_die "no headers in $kdir"
