@@ -8,7 +8,9 @@
 #                                          (session open/close cycles, default
 #                                          100; remove/add path cycles and
 #                                          rnbd map/unmap cycles, default 5)
-#   make run                               the main job (see README.md)
+#   make run [KERNEL=6.1|6.12]             the main job (see README.md), on
+#                                          Debian's stock kernel of that
+#                                          series (default 6.1)
 #   make bench [BENCH_QUICK=1] [BENCH_REPS=N] [BENCH_PROFILE=1]
 #                                          ours against mainline rtrs,
 #                                          nvme-rdma and raw rxe (and
@@ -43,7 +45,7 @@ check:
 	tests/harness/check.sh
 
 run:
-	tests/harness/run.sh
+	KERNEL=$(KERNEL) tests/harness/run.sh
 
 bench:
 	BENCH_QUICK=$(BENCH_QUICK) BENCH_REPS=$(BENCH_REPS) BENCH_PROFILE="$(BENCH_PROFILE)" tests/harness/bench.sh

@@ -474,6 +474,8 @@ guest guest-3 $rnbd $soak -- \
 	--env "RNBD_CYCLES=${RNBD_CYCLES:-5}" "${soak_env[@]}"
 wait "$guest2"
 guest stock stock -- --kernel stock --mem 1024 --timeout 300
+# The same on Debian's stock 6.12, with rnbd of 6.12.
+guest stock-6.12 stock -- --kernel stock-6.12 --mem 1024 --timeout 300
 # A pair of guests: IPv6 sessions and what one costs each side
 # (two-guests); interop with the mainline RTRS and rnbd of the test
 # kernel, both ways: our client and rnbd-client against mainline's

@@ -5,7 +5,7 @@
 # Boot one test guest under QEMU (TCG), run a scenario script in it, and
 # judge the run.
 #
-#   guest.sh --name NAME --kernel test|stock --script FILE [--script FILE]...
+#   guest.sh --name NAME --kernel test|stock|stock-6.12 --script FILE [--script FILE]...
 #            [--timeout SEC] [--mem MB] [--smp N]
 #            [--net none|listen:PORT|connect:PORT] [--mac N] [--env K=V]...
 #            [--peer NAME]
@@ -84,8 +84,10 @@ test)
 	initrd=()
 	append+=" init=$guest_init"
 	;;
-stock)
-	read -r sver sdir < <("$RTRS_TOP/tests/harness/stock-kernel.sh")
+stock|stock-6.12)
+	meta=linux-headers-amd64
+	[ "$kernel" = stock ] || meta=linux-headers-6.12-amd64
+	read -r sver sdir < <("$RTRS_TOP/tests/harness/stock-kernel.sh" "$meta")
 	kimage=$sdir/root/boot/vmlinuz-$sver
 	moddir=$sdir/root/lib/modules
 	initrd=(-initrd "$sdir/initrd.img")

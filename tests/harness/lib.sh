@@ -73,8 +73,9 @@ step() {
 	"$@" >"$log" 2>&1 || failed "$what (see $log)"
 }
 
-# job_stock_kernel: a job's first steps: a fresh LOGS, the packages it
-# needs, and Debian's stock kernel; sets sver, sdir and KDIR.
+# job_stock_kernel [META]: a job's first steps: a fresh LOGS, the packages
+# it needs, and the Debian stock kernel META names (see stock-kernel.sh;
+# 6.1 unless told); sets sver, sdir and KDIR.
 # shellcheck disable=SC2034 # sver and KDIR are for the job that calls it
 job_stock_kernel() {
 	local h=$RTRS_TOP/tests/harness
@@ -82,7 +83,7 @@ job_stock_kernel() {
 	rm -rf "$LOGS" && mkdir -p "$LOGS" || failed "cannot make $LOGS"
 	step "installing what is missing" "$LOGS/deps.log" "$h/deps.sh"
 	rtrs_log "stock kernel"
-	read -r sver sdir < <("$h/stock-kernel.sh" 2>"$LOGS/stock-kernel.log") ||
+	read -r sver sdir < <("$h/stock-kernel.sh" "$@" 2>"$LOGS/stock-kernel.log") ||
 		failed "unpacking the stock kernel (see $LOGS/stock-kernel.log)"
 	KDIR=$(cat "$sdir/KDIR")
 }

@@ -2,14 +2,16 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck source-path=SCRIPTDIR
 #
-# make run: the main job, on Debian's stock 6.1 kernel (no kernel build).
-# Builds our modules and rnbd against the stock headers, boots the stock
-# kernel in a QEMU guest with two rxe devices over a veth pair, loads our
+# make run: the main job, on one of Debian's stock kernels, 6.1 unless
+# KERNEL=6.12 (no kernel build).  Builds our modules and rnbd of that
+# kernel's series against its stock headers, boots the stock kernel in a
+# QEMU guest with two rxe devices over a veth pair, loads our
 # rtrs server and client and rnbd on them, maps the server's null_blk over
 # an rtrs session, runs fio on it, and prints the session, its paths and
 # fio's IOPS, bandwidth and latency.
 #
-#   make run [PATHS=1|2] [FIO_JOB="rw=randread bs=4k iodepth=32 runtime=15"]
+#   make run [KERNEL=6.1|6.12] [PATHS=1|2]
+#            [FIO_JOB="rw=randread bs=4k iodepth=32 runtime=15"]
 #
 # FIO_JOB holds fio job options, name=value separated by spaces; they come
 # after the defaults (rw=randrw bs=4k iodepth=32 runtime=15, time based)
@@ -23,6 +25,7 @@ JOB=run
 LOGS=$RTRS_RESULTS/run
 PATHS=${PATHS:-1}
 FIO_JOB=${FIO_JOB:-}
+KERNEL=${KERNEL:-6.1}
 
 
 case "$PATHS" in
@@ -34,14 +37,22 @@ for opt in $FIO_JOB; do
 		{ echo "make run: FIO_JOB: '$opt' is not a fio option (name=value)" >&2; exit 2; }
 done
 
-job_stock_kernel
+# The guest's kernel, the headers meta-package naming it, and where its
+# modules are built (the guest looks for them in build/<its kernel>).
+case "$KERNEL" in
+6.1) gkernel=stock meta=linux-headers-amd64 ;;
+6.12) gkernel=stock-6.12 meta=linux-headers-6.12-amd64 ;;
+*) echo "make run: KERNEL must be 6.1 or 6.12, not '$KERNEL'" >&2; exit 2 ;;
+esac
+
+job_stock_kernel "$meta"
 
 # The modules, built in a copy of the tree where the guest looks for them.
-B=$RTRS_TOP/build/stock
+B=$RTRS_TOP/build/$gkernel
 step "building rtrs against $KDIR" "$LOGS/build.log" \
 	eval 'copy_tree "$B" && make -C "$B" KDIR="$KDIR" -j"$RTRS_JOBS"'
-step "building rnbd (Linux 6.1, unmodified) on it" "$LOGS/build-rnbd.log" \
-	"$H/rnbd.sh" "$KDIR" "$B"
+step "building rnbd (Linux $KERNEL, unmodified) on it" "$LOGS/build-rnbd.log" \
+	"$H/rnbd.sh" "$KDIR" "$B" "$KERNEL"
 
 # The fio job; the guest fills in the device.
 {
@@ -56,7 +67,7 @@ cp "$B/run.fio" "$LOGS/job.fio"
 runtime=$(sed -n 's/^runtime=//p' "$B/run.fio" | tail -n 1)
 
 rtrs_log "guest: stock kernel $sver, rnbd over rtrs over $PATHS path(s), fio for ${runtime:-?} s"
-RTRS_RESULTS=$LOGS "$H/guest.sh" --name guest --kernel stock \
+RTRS_RESULTS=$LOGS "$H/guest.sh" --name guest --kernel "$gkernel" \
 	--script "$H/run-guest.sh" --mem 1024 --timeout 600 \
 	--env "RUN_PATHS=$PATHS" --env "RUN_JOB=$B/run.fio" >"$LOGS/guest.log" 2>&1
 G=$LOGS/guest

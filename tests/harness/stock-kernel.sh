@@ -2,9 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck source-path=SCRIPTDIR
 #
-# Unpack Debian's stock 6.1 kernel (the one linux-image-amd64 points at)
-# into the cache, without installing it, and build the tiny initramfs that
-# loads its 9p modules and switches to the host's root over 9p.
+# Unpack one of Debian's stock kernels into the cache, without installing
+# it, and build the tiny initramfs that loads its 9p modules and switches
+# to the host's root over 9p.
+#
+#   stock-kernel.sh [META]
+#
+# META is the headers meta-package that names the kernel:
+# linux-headers-amd64 (6.1, the default) or linux-headers-6.12-amd64.
 #
 # Prints "<version> <cache dir>"; the dir holds root/ (the unpacked package,
 # with modules.dep), initrd.img and the headers path in KDIR.
@@ -13,8 +18,9 @@ set -euo pipefail
 
 RECIPE=1
 
-ver=$(rtrs_stock_release linux-headers-amd64)
-[ -n "$ver" ] || rtrs_die "linux-headers-amd64 is not installed"
+meta=${1:-linux-headers-amd64}
+ver=$(rtrs_stock_release "$meta")
+[ -n "$ver" ] || rtrs_die "$meta is not installed"
 kdir=/usr/src/linux-headers-$ver
 [ -d "$kdir" ] || rtrs_die "no headers in $kdir"
 out=$RTRS_CACHE/stock/$ver
@@ -43,9 +49,14 @@ for t in sh mount umount insmod switch_root mkdir cat echo sleep; do
 done
 modprobe -D -d "$out/root" -S "$ver" -a virtio_pci 9pnet_virtio 9p |
 	awk '$1 == "insmod" && !seen[$2]++ { print $2 }' >"$out/load-order"
+# 6.12's modules are xz-compressed: busybox's insmod gets them plain.
 while read -r ko; do
-	cp "$ko" "$ird/modules/"
-	echo "insmod /modules/$(basename "$ko")"
+	m=$(basename "$ko" .xz)
+	case "$ko" in
+	*.xz) xz -dc "$ko" >"$ird/modules/$m" ;;
+	*) cp "$ko" "$ird/modules/$m" ;;
+	esac
+	echo "insmod /modules/$m"
 done <"$out/load-order" >"$ird/load-modules"
 cp "$RTRS_TOP/tests/harness/stock-initramfs-init" "$ird/init"
 chmod +x "$ird/init"
