@@ -71,14 +71,42 @@ ip link set eth0 up
 check "rxe on eth0" rxe_add rxe0 eth0
 
 
-# ours MODULE, mainline MODULE: the loaded MODULE is ours (built out of
-# tree, so it taints the kernel with O), or the test kernel's own.
+# ours MODULE, mainline MODULE: the loaded MODULE (rtrs_core,
+# rtrs_client, rtrs_server) is ours, or mainline's.  Mainline's is the
+# test kernel's own or, on a stock kernel, which has no RTRS, built out of
+# tree as ours is, so the taint does not tell them apart: ours has what
+# mainline's lacks, max_proto_minor for the client and the server, an
+# exported rtrs_hb_received for the core.
 ours() {
-	grep -q O "/sys/module/$1/taint"
+	case "$1" in
+	rtrs_core)
+		awk '$3 == "rtrs_hb_received" && $4 == "[rtrs_core]" { f = 1 }
+			END { exit !f }' /proc/kallsyms ;;
+	*) [ -e "/sys/module/$1/parameters/max_proto_minor" ] ;;
+	esac
 }
 
 mainline() {
 	[ -d "/sys/module/$1" ] && not ours "$1"
+}
+
+# load_mainline MODULE: mainline's MODULE (rtrs_server, rnbd_server,
+# rnbd_client) and the rtrs modules under it: the test kernel's own, or
+# on a stock kernel those built from its series' source package in
+# $ML (see mainline_stack in check.sh).
+ML=$b/mainline
+load_mainline() {
+	local mods m
+	[ -d "$ML" ] || { modprobe "$1"; return; }
+	modprobe -a ib_core rdma_cm || return 1
+	case "$1" in
+	rtrs_server|rnbd_server) mods="rtrs-core rtrs-server" ;;
+	*) mods="rtrs-core rtrs-client" ;;
+	esac
+	[[ "$1" != rnbd_* ]] || mods+=" rnbd/${1//_/-}"
+	for m in $mods; do
+		insmod "$ML/$m.ko" || { echo "insmod $ML/$m.ko failed"; return 1; }
+	done
 }
 
 # load_rtrs_ours SIDE: our rtrs-core and rtrs-SIDE, by path: the mainline
@@ -178,7 +206,7 @@ serve() {
 # request's data: the server counts that in ios_clobbered.
 # (Documentation/rtrs.rst, "Failover and chunks".)
 held_serve() {
-	check "$C: load mainline rtrs_server" modprobe rtrs_server
+	check "$C: load mainline rtrs_server" load_mainline rtrs_server
 	check "$C: rtrs_server and rtrs_core are mainline" \
 		eval "mainline rtrs_server && mainline rtrs_core"
 	check "$C: load rtrs-test-srv built on mainline's rtrs.h, holding LATE writes 14 s" \
@@ -286,7 +314,7 @@ beside_21() {
 server_side() {
 	# Memory backed, so that what was written reads back.
 	check "null_blk" modprobe null_blk nr_devices=1 gb=1 memory_backed=1
-	check "$A: load mainline rnbd_server" modprobe rnbd_server
+	check "$A: load mainline rnbd_server" load_mainline rnbd_server
 	check "$A: rtrs_server and rtrs_core are mainline" \
 		eval "mainline rtrs_server && mainline rtrs_core"
 	serve "$A" interop-a "$DONE_A"
@@ -534,7 +562,7 @@ client_side() {
 	held_client
 
 	check "$B: server switched to ours" wait_for 300 answers "$SWITCHED"
-	check "$B: load mainline rnbd_client" modprobe rnbd_client
+	check "$B: load mainline rnbd_client" load_mainline rnbd_client
 	check "$B: rtrs_client and rtrs_core are mainline" \
 		eval "mainline rtrs_client && mainline rtrs_core"
 	phase "$B" interop-b

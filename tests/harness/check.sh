@@ -277,24 +277,48 @@ rtrs_log "building against the test kernel (W=1 C=1) and the stock headers (6.1 
 build test "$KDIR_TEST" C=1
 # The userspace peer of the hostile scenario, beside the test modules.
 tool build/peer "$RTRS_RESULTS/build-peer.log" make -C "$RTRS_TOP/build/test/tests/peer"
-# The test server on mainline's rtrs.h and the test kernel's symbols, for
-# the interop scenario's held write against mainline's rtrs-server.
+# mainline_test_srv NAME KDIR SERIES [SYMVERS]: the test server on the
+# rtrs.h of mainline SERIES, in build/NAME/mainline-users, for the interop
+# scenario's held write against mainline's rtrs-server: on the test
+# kernel's own symbols, or on those of a mainline rtrs built out of tree
+# (SYMVERS, its Module.symvers).
 # shellcheck disable=SC2317 # run by tool, below
 mainline_test_srv() {
-	local out=$RTRS_TOP/build/test/mainline-users src
-	src=$(rtrs_src_tree) || return 1
+	local out=$RTRS_TOP/build/$1/mainline-users src extra=()
+	src=$(rtrs_src_tree "$3") || return 1
+	[ -z "${4:-}" ] || extra=(KBUILD_EXTRA_SYMBOLS="$4")
 	rm -rf "$out" && mkdir -p "$out" &&
 		cp "$RTRS_TOP"/tests/user/rtrs-test-srv.c \
 			"$RTRS_TOP"/tests/user/rtrs-test.h "$out/" &&
 		echo 'obj-m += rtrs-test-srv.o' >"$out/Kbuild" &&
-		make -C "$KDIR_TEST" M="$out" W=1 KCFLAGS=-Werror \
+		make -C "$2" M="$out" W=1 KCFLAGS=-Werror \
 			ccflags-y="-I$src/drivers/infiniband/ulp/rtrs" \
-			-j"$RTRS_JOBS" modules
+			"${extra[@]}" -j"$RTRS_JOBS" modules
+}
+
+# mainline_stack NAME KDIR SERIES: mainline's rtrs of SERIES from its
+# source package, with its own Makefile (the CONFIG_ symbols it reads are
+# not set in a kernel without RTRS), rnbd on it, and the test server on
+# it, in build/NAME/mainline: for interop on a stock kernel, which has
+# none of them.
+# shellcheck disable=SC2317 # run by tool, below
+mainline_stack() {
+	local out=$RTRS_TOP/build/$1/mainline src
+	src=$(rtrs_src_tree "$3") || return 1
+	rm -rf "$out" && mkdir -p "$out" &&
+		cp "$src"/drivers/infiniband/ulp/rtrs/* "$out/" &&
+		make -C "$2" M="$out" -j"$RTRS_JOBS" \
+			CONFIG_INFINIBAND_RTRS=m CONFIG_INFINIBAND_RTRS_CLIENT=m \
+			CONFIG_INFINIBAND_RTRS_SERVER=m modules &&
+		"$H/rnbd.sh" "$2" "$out" "$3" </dev/null &&
+		mainline_test_srv "$1" "$2" "$3" "$out/Module.symvers"
 }
 tool build/test-srv-on-mainline "$RTRS_RESULTS/build-mainline-users.log" \
-	mainline_test_srv
+	mainline_test_srv test "$KDIR_TEST" 6.1
 build stock "$KDIR_STOCK"
 build stock-6.12 "$KDIR_STOCK612" C=1
+tool build/mainline-6.12 "$RTRS_RESULTS/build-mainline-6.12.log" \
+	mainline_stack stock-6.12 "$KDIR_STOCK612" 6.12
 clean_tree
 rtrs_log "building through DKMS (stock 6.1 and 6.12 headers) and in a copy of the 6.1 tree"
 dkms_build dkms "$STOCK_VER" "$KDIR_STOCK"
@@ -351,7 +375,8 @@ free_port() {
 	echo 23456
 }
 
-# guest_pair NAME TIMEOUT SCENARIO...: a server and a client guest, joined
+# guest_pair NAME KERNEL TIMEOUT SCENARIO...: a server and a client guest
+# of KERNEL (see guest.sh), joined
 # by a socket netdev on 127.0.0.1, each running the SCENARIOs in turn; a
 # scenario sees RTRS_ROLE=server or client.  Each guest has TIMEOUT
 # seconds and one vCPU: two guests of two vCPUs are four TCG threads on
@@ -362,20 +387,20 @@ free_port() {
 # failed before init (see guest.sh), both are stopped at once and the
 # pair boots again.
 guest_pair() {
-	local name=$1 timeout=$2 port spid try s
-	shift 2
+	local name=$1 kernel=$2 timeout=$3 port spid try s
+	shift 3
 	mapfile -t s < <(scripts "$name" "$@")
 	[ ${#s[@]} -gt 0 ] || return 0
 	for try in 1 2; do
 		rm -f "$RTRS_RESULTS/$name-server/boot-flake" \
 			"$RTRS_RESULTS/$name-client/boot-flake"
 		port=$(free_port)
-		"$H/guest.sh" --name "$name-server" --kernel test "${s[@]}" \
+		"$H/guest.sh" --name "$name-server" --kernel "$kernel" "${s[@]}" \
 			--smp 1 --net "listen:$port" --mac 1 --env RTRS_ROLE=server \
 			--peer "$name-client" --timeout "$timeout" &
 		spid=$!
 		sleep 2
-		"$H/guest.sh" --name "$name-client" --kernel test "${s[@]}" \
+		"$H/guest.sh" --name "$name-client" --kernel "$kernel" "${s[@]}" \
 			--smp 1 --net "connect:$port" --mac 2 --env RTRS_ROLE=client \
 			--peer "$name-server" --timeout "$timeout"
 		wait "$spid"
@@ -486,7 +511,11 @@ guest stock-6.12 stock -- --kernel stock-6.12 --mem 1024 --timeout 300
 interop=
 [ -z "$rnbd_built" ] || interop=interop
 # shellcheck disable=SC2086 # interop: a scenario, or none
-guest_pair pair 2800 two-guests $interop
+guest_pair pair test 2800 two-guests $interop
+# Interop with mainline RTRS and rnbd of 6.12, built from linux-source-6.12
+# (Debian's stock 6.12 has none), on a pair of stock 6.12 guests.
+[ ! -f "$RTRS_TOP/build/stock-6.12/mainline/rnbd/rnbd-client.ko" ] ||
+	guest_pair pair-6.12 stock-6.12 1200 interop
 
 # ---- results -----------------------------------------------------------
 
