@@ -64,6 +64,9 @@ client) addrs="$CLIENT $CLIENT2 $CLIENT3" ;;
 *) fail "role" "RTRS_ROLE is '$RTRS_ROLE'"; exit 1 ;;
 esac
 
+# virtio_net is built into the test kernel, a module of the stock one.
+modprobe virtio_net
+wait_for 10 test -d /sys/class/net/eth0
 for a in $addrs; do
 	ip addr add "$a/24" dev eth0
 done
