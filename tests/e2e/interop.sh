@@ -39,6 +39,9 @@ CLIENT3=192.0.2.4
 # Phase C: the server's test server is up; the client is done with it.
 HELD_UP=192.0.2.6
 DONE_C=192.0.2.7
+# The server has heard that the client is done with phase B: the client
+# waits for it before its guest ends (and stops answering ARP).
+HEARD_B=192.0.2.8
 PATH1=ip:$CLIENT@ip:$SERVER
 PATH2=ip:$CLIENT2@ip:$SERVER2
 # Phase B's 2.1 session: from the server's address to itself, to the test
@@ -329,6 +332,7 @@ server_side() {
 		eval "ours rtrs_server && ours rtrs_core"
 	check "$B: announce the switch on the wire" announce "$SWITCHED"
 	serve "$B" interop-b "$DONE_B" beside_21
+	check "$B: say the client's end was heard" announce "$HEARD_B"
 	check "$B: unload our rnbd-server" unload server
 	check "no error from rnbd-server in the kernel log" \
 		not eval "dmesg -l err,crit,alert,emerg | grep -i rnbd"
@@ -571,6 +575,7 @@ client_side() {
 	phase "$B" interop-b
 	check "$B: unload mainline rnbd_client" unload client
 	check "$B: announce the end on the wire" announce "$DONE_B"
+	check "$B: the server heard it" wait_for 300 answers "$HEARD_B"
 }
 
 "${RTRS_ROLE}_side"
