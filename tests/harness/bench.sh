@@ -48,21 +48,15 @@ done
 
 
 job_stock_kernel
-SRC=$(rtrs_src_tree) || failed "no Linux 6.1 source tree"
 
 # Ours, in a copy of the tree.
 build_ours() {
 	copy_tree "$B/ours" && make -C "$B/ours" KDIR="$KDIR" -j"$RTRS_JOBS"
 }
 
-# Mainline's, from the source package, with its own Makefile: the
-# CONFIG_ symbols it reads are not set in the stock kernel.
+# Mainline's, from the source package.
 build_mainline() {
-	rm -rf "$B/mainline" && mkdir -p "$B/mainline" &&
-		cp "$SRC"/drivers/infiniband/ulp/rtrs/* "$B/mainline/" &&
-		make -C "$KDIR" M="$B/mainline" -j"$RTRS_JOBS" \
-			CONFIG_INFINIBAND_RTRS=m CONFIG_INFINIBAND_RTRS_CLIENT=m \
-			CONFIG_INFINIBAND_RTRS_SERVER=m modules
+	rtrs_mainline_build "$KDIR" 6.1 "$B/mainline"
 }
 
 # build_bench STACK: the benchmark users against STACK's rtrs.h and

@@ -109,7 +109,7 @@ read -r STOCK_VER STOCK_DIR <"$RTRS_RESULTS/setup-stock-kernel.out"
 KDIR_STOCK=$(cat "$STOCK_DIR/KDIR")
 # Debian's stock 6.12 headers (deps.sh installs them): the modules, DKMS
 # and rnbd of 6.12 build there too.
-STOCK612_VER=$(rtrs_stock_release linux-headers-6.12-amd64)
+STOCK612_VER=$(rtrs_stock_release "$(rtrs_stock_meta stock-6.12)")
 KDIR_STOCK612=/usr/src/linux-headers-$STOCK612_VER
 
 # ---- build -------------------------------------------------------------
@@ -297,19 +297,13 @@ mainline_test_srv() {
 }
 
 # mainline_stack NAME KDIR SERIES: mainline's rtrs of SERIES from its
-# source package, with its own Makefile (the CONFIG_ symbols it reads are
-# not set in a kernel without RTRS), rnbd on it, and the test server on
+# source package (rtrs_mainline_build), rnbd on it, and the test server on
 # it, in build/NAME/mainline: for interop on a stock kernel, which has
 # none of them.
 # shellcheck disable=SC2317 # run by tool, below
 mainline_stack() {
-	local out=$RTRS_TOP/build/$1/mainline src
-	src=$(rtrs_src_tree "$3") || return 1
-	rm -rf "$out" && mkdir -p "$out" &&
-		cp "$src"/drivers/infiniband/ulp/rtrs/* "$out/" &&
-		make -C "$2" M="$out" -j"$RTRS_JOBS" \
-			CONFIG_INFINIBAND_RTRS=m CONFIG_INFINIBAND_RTRS_CLIENT=m \
-			CONFIG_INFINIBAND_RTRS_SERVER=m modules &&
+	local out=$RTRS_TOP/build/$1/mainline
+	rtrs_mainline_build "$2" "$3" "$out" &&
 		"$H/rnbd.sh" "$2" "$out" "$3" </dev/null &&
 		mainline_test_srv "$1" "$2" "$3" "$out/Module.symvers"
 }

@@ -85,9 +85,8 @@ test)
 	append+=" init=$guest_init"
 	;;
 stock|stock-6.12)
-	meta=linux-headers-amd64
-	[ "$kernel" = stock ] || meta=linux-headers-6.12-amd64
-	read -r sver sdir < <("$RTRS_TOP/tests/harness/stock-kernel.sh" "$meta")
+	read -r sver sdir < <("$RTRS_TOP/tests/harness/stock-kernel.sh" \
+		"$(rtrs_stock_meta "$kernel")")
 	kimage=$sdir/root/boot/vmlinuz-$sver
 	moddir=$sdir/root/lib/modules
 	initrd=(-initrd "$sdir/initrd.img")

@@ -39,6 +39,29 @@ rtrs_stock_release() {
 		sed -n 's/.*linux-headers-\([^ ,]*\).*/\1/p'
 }
 
+# rtrs_stock_meta KERNEL: the headers meta-package naming the stock kernel
+# a guest runs as KERNEL (stock: 6.1, stock-6.12).
+rtrs_stock_meta() {
+	case "$1" in
+	stock) echo linux-headers-amd64 ;;
+	stock-6.12) echo linux-headers-6.12-amd64 ;;
+	*) return 1 ;;
+	esac
+}
+
+# rtrs_mainline_build KDIR SERIES OUT: mainline's rtrs of SERIES from its
+# source package into OUT, built there against KDIR with its own Makefile
+# (the CONFIG_ symbols it reads are not set in a kernel without RTRS).
+rtrs_mainline_build() {
+	local src
+	src=$(rtrs_src_tree "$2") || return 1
+	rm -rf "$3" && mkdir -p "$3" &&
+		cp "$src"/drivers/infiniband/ulp/rtrs/* "$3/" &&
+		make -C "$1" M="$3" -j"$RTRS_JOBS" \
+			CONFIG_INFINIBAND_RTRS=m CONFIG_INFINIBAND_RTRS_CLIENT=m \
+			CONFIG_INFINIBAND_RTRS_SERVER=m modules
+}
+
 rtrs_log() {
 	printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2
 }

@@ -37,15 +37,15 @@ for opt in $FIO_JOB; do
 		{ echo "make run: FIO_JOB: '$opt' is not a fio option (name=value)" >&2; exit 2; }
 done
 
-# The guest's kernel, the headers meta-package naming it, and where its
-# modules are built (the guest looks for them in build/<its kernel>).
+# The guest's kernel, which also names where its modules are built (the
+# guest looks for them in build/<its kernel>).
 case "$KERNEL" in
-6.1) gkernel=stock meta=linux-headers-amd64 ;;
-6.12) gkernel=stock-6.12 meta=linux-headers-6.12-amd64 ;;
+6.1) gkernel=stock ;;
+6.12) gkernel=stock-6.12 ;;
 *) echo "make run: KERNEL must be 6.1 or 6.12, not '$KERNEL'" >&2; exit 2 ;;
 esac
 
-job_stock_kernel "$meta"
+job_stock_kernel "$(rtrs_stock_meta "$gkernel")"
 
 # The modules, built in a copy of the tree where the guest looks for them.
 B=$RTRS_TOP/build/$gkernel
