@@ -40,8 +40,11 @@ CLIENT3=192.0.2.4
 HELD_UP=192.0.2.6
 DONE_C=192.0.2.7
 # The server has heard that the client is done with phase B: the client
-# waits for it before its guest ends (and stops answering ARP).
+# waits for it before its guest ends (and stops answering ARP).  The
+# client has heard that in turn: the server waits for it, or for the
+# client's guest to be gone, before its own guest ends.
 HEARD_B=192.0.2.8
+BYE=192.0.2.9
 PATH1=ip:$CLIENT@ip:$SERVER
 PATH2=ip:$CLIENT2@ip:$SERVER2
 # Phase B's 2.1 session: from the server's address to itself, to the test
@@ -333,9 +336,18 @@ server_side() {
 	check "$B: announce the switch on the wire" announce "$SWITCHED"
 	serve "$B" interop-b "$DONE_B" beside_21
 	check "$B: say the client's end was heard" announce "$HEARD_B"
+	check "$B: the client heard it, or its guest is gone" \
+		wait_for 120 client_left
 	check "$B: unload our rnbd-server" unload server
 	check "no error from rnbd-server in the kernel log" \
 		not eval "dmesg -l err,crit,alert,emerg | grep -i rnbd"
+}
+
+# client_left: the client says it heard HEARD_B; or its guest has ended
+# before this guest saw that, and no longer answers DONE_B (its ARP entry
+# failed 30 s after, seen on stock 6.12).
+client_left() {
+	answers "$BYE" || ! answers "$DONE_B"
 }
 
 # ---- client ------------------------------------------------------------
@@ -576,6 +588,7 @@ client_side() {
 	check "$B: unload mainline rnbd_client" unload client
 	check "$B: announce the end on the wire" announce "$DONE_B"
 	check "$B: the server heard it" wait_for 300 answers "$HEARD_B"
+	check "$B: say it was heard" announce "$BYE"
 }
 
 "${RTRS_ROLE}_side"
