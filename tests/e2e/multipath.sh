@@ -289,7 +289,8 @@ io_clean "no IO error while path 2 gave up"
 # of its quarantine; the server saw no held write's chunk change under it
 # (ios_clobbered); every block read back at the end holds the last
 # pattern written there (the copy sent again completed only after the
-# first one was stored).  Two rounds, one LATE write each.
+# first one was stored).  One round, one LATE write; interop runs the
+# same against mainline's server.
 TRACING=/sys/kernel/tracing
 QEVENTS="rtrs_clt_submit rtrs_clt_quarantine rtrs_clt_quarantine_end"
 late_round() {
@@ -350,13 +351,12 @@ check "server holds LATE writes 14 s" sh -c "echo 14000 > $TSP/late_ms"
 check "io_timeout_sec 8" sh -c "echo 8 > '$CS/io_timeout_sec'"
 check "client's submit and quarantine events on" qtrace_on
 check "a held write fails its path over; its chunk is quarantined until the path is back" late_round
-check "and again" late_round
 check "io_timeout_sec off again" sh -c "echo 0 > '$CS/io_timeout_sec'"
 check "client's events off, none lost" qtrace_off
 check "no request went into a quarantined chunk" quarantine_kept
 check "stop IO to read everything back" sh -c "echo 0 > $PARAMS/run"
 check "the server answered every held write" wait_for 30 held_none
-check "the held writes were stored late" test "$(cat "$TSP/ios_late")" -ge 2
+check "the held write was stored late" test "$(cat "$TSP/ios_late")" -ge 1
 check "no held write's chunk changed under it" test "$(cat "$TSP/ios_clobbered")" -eq 0
 check "read back every block written" sh -c "echo 1 > $PARAMS/check"
 check "blocks were read back" counter_gt checked 0

@@ -128,10 +128,10 @@ mib_io() {
 	check "$1: rnbd takes 1 MiB requests" \
 		test "$(cat "/sys/block/$2/queue/max_hw_sectors_kb")" -ge 1024
 	check "$1: fio 1m sequential write" fio_run "$1-1m-write" \
-		--filename="/dev/$2" --rw=write --bs=1m --size=32m --iodepth=4 \
+		--filename="/dev/$2" --rw=write --bs=1m --size=16m --iodepth=4 \
 		--verify=crc32c --do_verify=0
 	check "$1: fio 1m sequential read, crc32c verify" fio_run "$1-1m-read" \
-		--filename="/dev/$2" --rw=write --bs=1m --size=32m --iodepth=4 \
+		--filename="/dev/$2" --rw=write --bs=1m --size=16m --iodepth=4 \
 		--verify=crc32c --verify_only=1
 }
 
@@ -310,10 +310,10 @@ cat "$RESULTS/cycles" 2>/dev/null
 
 # Large IO over one path and over two.  A single path has nowhere to
 # send its requests should it fail: this relies on memory registrations
-# that survive rxe's replays (rtrs_replays_local_ops()).
+# that survive rxe's replays (rtrs_replays_local_ops()).  The small IO
+# above took each device over each number of paths; here one of each
+# suffices, the transport seeing no difference between the devices.
 with_device null1 nullb0 large_mixed_io "$PATH1"
-with_device brd1 ram0 large_mixed_io "$PATH1"
-with_device null2 nullb0 large_mixed_io "$PATH1" "$PATH2"
 with_device brd2 ram0 large_mixed_io "$PATH1" "$PATH2"
 with_device mib2 nullb0 mib_io "$PATH1" "$PATH2"
 
@@ -324,7 +324,7 @@ check "unload rnbd and rtrs" rnbd_unload
 # client, and the server's response batch is at its smallest (see deep_io).
 check "load rtrs and rnbd, server queue depth 16" \
 	rnbd_load "$b" sess_queue_depth=16
-with_device deep1 nullb0 deep_io "$PATH1"
+# Two paths, then one path with responses made to wait for room.
 with_device deep2 nullb0 deep_io "$PATH1" "$PATH2"
 with_device deep3 nullb0 waiting_io "$PATH1"
 check "no error from rtrs or rnbd in the kernel log" \

@@ -437,7 +437,6 @@ EOF
 # it took on the slowest host measured.
 #
 # Guest 1 (two vCPUs):
-#  - kunit: the modules load and unload, the KUnit suites but rtrs-session;
 #  - session: the rtrs-session suite against the test server, IO from
 #    every CPU among its cases;
 #  - hostile: a userspace peer that breaks the protocol in each way
@@ -452,16 +451,17 @@ EOF
 #    with the client's trace events on (783 s on one vCPU on the slow
 #    host of 2026-12-04; 138 s on two on the quicker one).
 # Guest 2 (one vCPU):
+#  - kunit: the modules load and unload, the KUnit suites but rtrs-session;
 #  - faults: allocation failures; each set-up path fails at its fault
 #    points in turn and must leave nothing behind.  Every point of every
 #    path would take hours (fail-nth alone counts some 11,000): by default
 #    about 2 fail-nth and 6 fail_rtrs points of each path, evenly
 #    spread; make faults tries them all;
 #  - multipath: two paths under verified IO, MPATH_CYCLES remove/add
-#    cycles of a path (about 3 s a cycle);
-#  - session-cycles: memory per session and RTRS_CYCLES open/close cycles
-#    (about 0.4 s a cycle).
+#    cycles of a path (about 3 s a cycle).
 # Guest 3 (one vCPU):
+#  - session-cycles: memory per session and RTRS_CYCLES open/close cycles
+#    (about 0.4 s a cycle);
 #  - rnbd: rnbd from Linux 6.1 on our modules, RNBD_CYCLES map/unmap
 #    cycles;
 #  - soak, only when SOAK_SECONDS=N is given: verified rnbd IO over two
@@ -479,17 +479,17 @@ soak_env=(--env "SOAK_SECONDS=$SOAK_SECONDS")
 [ -z "${SOAK_SEED:-}" ] || soak_env+=(--env "SOAK_SEED=$SOAK_SEED")
 rnbd=
 [ -z "$rnbd_built" ] || rnbd=rnbd
-guest guest-1 kunit session hostile lossy -- --kernel test --timeout 3600
-guest guest-2 faults multipath session-cycles -- \
+guest guest-1 session hostile lossy -- --kernel test --timeout 3600
+guest guest-2 kunit faults multipath -- \
 	--kernel test --smp 1 --timeout 3800 \
 	--env FAULTS_BUDGET="${FAULTS_BUDGET:-2}" \
 	--env FAULTS_RTRS_BUDGET="${FAULTS_RTRS_BUDGET:-6}" \
-	--env MPATH_CYCLES="${MPATH_CYCLES:-5}" \
-	--env "RTRS_CYCLES=${RTRS_CYCLES:-100}" &
+	--env MPATH_CYCLES="${MPATH_CYCLES:-5}" &
 guest2=$!
 # shellcheck disable=SC2086 # rnbd, soak: a scenario, or none
-guest guest-3 $rnbd $soak -- \
+guest guest-3 session-cycles $rnbd $soak -- \
 	--kernel test --smp 1 --timeout 3800 \
+	--env "RTRS_CYCLES=${RTRS_CYCLES:-100}" \
 	--env "RNBD_CYCLES=${RNBD_CYCLES:-5}" "${soak_env[@]}"
 wait "$guest2"
 guest stock stock -- --kernel stock --mem 1024 --timeout 300
