@@ -44,7 +44,9 @@ b=$(rtrs_build_dir)
 NTH_BUDGET=${FAULTS_BUDGET:-0}
 RTRS_BUDGET=${FAULTS_RTRS_BUDGET:-0}
 OFFSET=${FAULTS_OFFSET:-0}
-FAILNTH=$RTRS_TMP/failnth
+# Built on the host beside the peer (check.sh); in the guest, under TCG,
+# if not.
+FAILNTH=$b/tests/user/failnth
 SESS=rtrs-test-clt
 P1="ip:$PAIR_A@ip:$PAIR_B"
 P2="ip:198.51.100.1@ip:198.51.100.2"
@@ -296,7 +298,10 @@ wanted() { [ -z "$FAULTS_ONLY" ] || grep -qw -- "$1" <<<"$FAULTS_ONLY"; }
 
 # ---- set-up -------------------------------------------------------------
 
-check "build failnth" gcc -O2 -Wall -o "$FAILNTH" "$RTRS_TOP/tests/user/failnth.c"
+if [ ! -x "$FAILNTH" ]; then
+	FAILNTH=$RTRS_TMP/failnth
+	check "build failnth" gcc -O2 -Wall -o "$FAILNTH" "$RTRS_TOP/tests/user/failnth.c"
+fi
 check "veth pair with rxe on both ends" topology_pair
 check "second veth pair with rxe on both ends" topology_second_pair
 on_new_pair 1 "rping across pair 1" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0

@@ -277,6 +277,9 @@ rtrs_log "building against the test kernel (W=1 C=1) and the stock headers (6.1 
 build test "$KDIR_TEST" C=1
 # The userspace peer of the hostile scenario, beside the test modules.
 tool build/peer "$RTRS_RESULTS/build-peer.log" make -C "$RTRS_TOP/build/test/tests/peer"
+# faults' helper, which the guest would take 15 s to build.
+tool build/failnth "$RTRS_RESULTS/build-failnth.log" gcc -O2 -Wall -Werror \
+	-o "$RTRS_TOP/build/test/tests/user/failnth" "$RTRS_TOP/tests/user/failnth.c"
 # mainline_test_srv NAME KDIR SERIES [SYMVERS]: the test server on the
 # rtrs.h of mainline SERIES, in build/NAME/mainline-users, for the interop
 # scenario's held write against mainline's rtrs-server: on the test
