@@ -71,7 +71,7 @@ trace_off_piped() {
 	echo 0 >"$TRACING/events/rtrs_clt/enable" &&
 	echo 0 >"$TRACING/events/rtrs_srv/enable" &&
 	cat "$TRACING/trace" >"$RTRS_TMP/trace" || return 1
-	timeout 30 dd if="$TRACING/trace_pipe" of="$RTRS_TMP/trace_pipe" \
+	timeout -k 5 30 dd if="$TRACING/trace_pipe" of="$RTRS_TMP/trace_pipe" \
 		bs=4096 iflag=nonblock status=none 2>/dev/null
 	[ $? -ne 124 ] || { echo "trace_pipe blocked"; return 1; }
 	echo >"$TRACING/trace" &&

@@ -349,6 +349,10 @@ scripts() {
 	done
 }
 
+# A check still running after STEP_DUMP s gets its guest's backtraces on
+# the console (see step_watch in guest-init.sh).
+STEP_DUMP=600
+
 # guest NAME SCENARIO... -- ARGS...: boot one guest (see guest.sh) that runs
 # the SCENARIOs in turn, unless CHECK_ONLY leaves them all out.
 guest() {
@@ -361,7 +365,7 @@ guest() {
 	shift
 	mapfile -t s < <(scripts "$name" "${sc[@]}")
 	[ ${#s[@]} -gt 0 ] || return 0
-	"$H/guest.sh" --name "$name" "${s[@]}" "$@" || true
+	"$H/guest.sh" --name "$name" "${s[@]}" "$@" --env "STEP_DUMP=$STEP_DUMP" || true
 }
 
 free_port() {
@@ -394,12 +398,14 @@ guest_pair() {
 		port=$(free_port)
 		"$H/guest.sh" --name "$name-server" --kernel "$kernel" "${s[@]}" \
 			--smp 1 --net "listen:$port" --mac 1 --env RTRS_ROLE=server \
-			--peer "$name-client" --timeout "$timeout" &
+			--peer "$name-client" --timeout "$timeout" \
+			--env "STEP_DUMP=$STEP_DUMP" &
 		spid=$!
 		sleep 2
 		"$H/guest.sh" --name "$name-client" --kernel "$kernel" "${s[@]}" \
 			--smp 1 --net "connect:$port" --mac 2 --env RTRS_ROLE=client \
-			--peer "$name-server" --timeout "$timeout"
+			--peer "$name-server" --timeout "$timeout" \
+			--env "STEP_DUMP=$STEP_DUMP"
 		wait "$spid"
 		[ -f "$RTRS_RESULTS/$name-server/boot-flake" ] ||
 			[ -f "$RTRS_RESULTS/$name-client/boot-flake" ] || return 0
@@ -495,9 +501,12 @@ guest guest-3 session-cycles $rnbd $soak -- \
 	--env "RTRS_CYCLES=${RTRS_CYCLES:-100}" \
 	--env "RNBD_CYCLES=${RNBD_CYCLES:-5}" "${soak_env[@]}"
 wait "$guest2"
-guest stock stock -- --kernel stock --mem 1024 --timeout 300
-# The same on Debian's stock 6.12, with rnbd of 6.12.
-guest stock-6.12 stock -- --kernel stock-6.12 --mem 1024 --timeout 300
+# Our modules on Debian's stock 6.1, and on its stock 6.12 with rnbd of
+# 6.12: side by side, one vCPU each, as guests 2 and 3.
+guest stock stock -- --kernel stock --mem 1024 --smp 1 --timeout 300 &
+stock=$!
+guest stock-6.12 stock -- --kernel stock-6.12 --mem 1024 --smp 1 --timeout 300
+wait "$stock"
 # A pair of guests: IPv6 sessions and what one costs each side
 # (two-guests); interop with the mainline RTRS and rnbd of the test
 # kernel, both ways: our client and rnbd-client against mainline's

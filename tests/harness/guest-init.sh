@@ -90,6 +90,30 @@ guest_reset() {
 	fi
 }
 
+# step_watch: with STEP_DUMP=N (make check gives 600; the slowest of its
+# checks take some 130 s), a check that has run N seconds (its start is
+# in RTRS_TMP/step, see check in guest-lib.sh) is taken as stuck.  The
+# console gets, once a check, the backtraces of every CPU and the blocked
+# tasks, and the processes, so that a hang the host kills at the guest's
+# limit says where it was.  The backtraces fail the kernel log's check.
+# The long forms (make faults, make soak) run checks for hours: no watch.
+step_watch() {
+	local t0 name up dumped=
+	while sleep 30; do
+		read -r t0 name <"$RTRS_TMP/step" 2>/dev/null || continue
+		[ "$t0" != "$dumped" ] || continue
+		read -r up _ </proc/uptime
+		up=${up%.*}
+		[ $((up - t0 / 10)) -ge "$STEP_DUMP" ] || continue
+		dumped=$t0
+		echo "rtrs-guest: '$name' has run $((up - t0 / 10)) s: CPUs, blocked tasks, processes" >/dev/console
+		echo l >/proc/sysrq-trigger
+		echo w >/proc/sysrq-trigger
+		ps -eo pid,stat,wchan:32,etimes,args >/dev/console 2>&1
+	done
+}
+[ -z "${STEP_DUMP:-}" ] || step_watch &
+
 # RTRS_SCRIPT is a comma-separated list of scenarios, run in turn, each
 # named after its file.  A guest of one scenario keeps its results in
 # /run/results and is named RTRS_NAME; a guest of several gives each its

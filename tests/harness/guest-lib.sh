@@ -38,6 +38,7 @@ check() {
 	shift
 	uptime_ds t0
 	echo "rtrs-step: $RTRS_NAME/$name" >/dev/console
+	echo "$t0 $name" >"$RTRS_TMP/step"
 	if out=$("$@" 2>&1); then
 		pass "$name"
 	else
