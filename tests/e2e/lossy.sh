@@ -47,20 +47,34 @@ under_loss() {
 }
 
 # The client's and the server's tracepoints, on and off; off, the trace
-# so far goes to RTRS_TMP/trace.
+# so far goes to RTRS_TMP/trace.  The events are enabled once, by the
+# first trace_on, and disabled once, by events_off at the end: on and
+# off in between only start and stop the recording (tracing_on), as each
+# enable or disable rewrites the kernel's text at every tracepoint, on
+# every CPU.  A guest of this scenario once stopped, both vCPUs busy and
+# its console silent, in the read after such a disable.
 TRACING=/sys/kernel/tracing
 trace_on() {
 	[ -d "$TRACING/events" ] || mount -t tracefs nodev "$TRACING" || return 1
-	echo >"$TRACING/trace" &&
-	echo 1 >"$TRACING/events/rtrs_clt/enable" &&
-	echo 1 >"$TRACING/events/rtrs_srv/enable"
+	echo 0 >"$TRACING/tracing_on" && echo >"$TRACING/trace" || return 1
+	if [ "$(cat "$TRACING/events/rtrs_clt/enable")" != 1 ]; then
+		echo 1 >"$TRACING/events/rtrs_clt/enable" &&
+			echo 1 >"$TRACING/events/rtrs_srv/enable" || return 1
+	fi
+	echo 1 >"$TRACING/tracing_on"
 }
 
 trace_off() {
-	echo 0 >"$TRACING/events/rtrs_clt/enable" &&
-	echo 0 >"$TRACING/events/rtrs_srv/enable" &&
+	echo 0 >"$TRACING/tracing_on" &&
 	cat "$TRACING/trace" >"$RTRS_TMP/trace" && echo >"$TRACING/trace" &&
 	head -n 60 "$RTRS_TMP/trace" >"$RESULTS/trace-head"
+}
+
+# events_off: the events disabled, recording on again as it was.
+events_off() {
+	echo 0 >"$TRACING/events/rtrs_clt/enable" &&
+	echo 0 >"$TRACING/events/rtrs_srv/enable" &&
+	echo 1 >"$TRACING/tracing_on"
 }
 
 # trace_off_piped: as trace_off, but before the buffer is cleared, what
@@ -68,8 +82,7 @@ trace_off() {
 # EAGAIN ends the read once it is empty), and the first con_error events
 # of each side to RESULTS/trace-errors.
 trace_off_piped() {
-	echo 0 >"$TRACING/events/rtrs_clt/enable" &&
-	echo 0 >"$TRACING/events/rtrs_srv/enable" &&
+	echo 0 >"$TRACING/tracing_on" &&
 	cat "$TRACING/trace" >"$RTRS_TMP/trace" || return 1
 	timeout -k 5 30 dd if="$TRACING/trace_pipe" of="$RTRS_TMP/trace_pipe" \
 		bs=4096 iflag=nonblock status=none 2>/dev/null
@@ -116,11 +129,12 @@ server_closed() {
 	[ -z "$(ls /sys/class/rtrs-server/ 2>/dev/null)" ]
 }
 
-# why_closed: the kernel's first lines on a failing path or request, the
-# first of them last, since a failed check shows its last line of output.
-# Nothing when there is none.
+# why_closed: the kernel's first lines since the scenario began on a
+# failing path or request, the first of them last, since a failed check
+# shows its last line of output.  Nothing when there is none.
+LOG0=$(dmesg | wc -l)
 why_closed() {
-	dmesg | grep -E "stopped moving|not free|failed|closing|heartbeats|QP event|disconnect|rejected|error" |
+	dmesg | tail -n +$((LOG0 + 1)) | grep -E "stopped moving|not free|failed|closing|heartbeats|QP event|disconnect|rejected|error" |
 		head -n 5 | awk '{ l[NR] = $0 } END { for (i = NR; i > 0; i--) print l[i] }'
 }
 
@@ -192,6 +206,7 @@ for ev in rtrs_clt_con_error rtrs_srv_con_error; do
 	check "trace_pipe shows $ev" traced "$ev" "$RTRS_TMP/trace_pipe"
 done
 check "trace printed only strings it holds" unsafe_free
+check "tracepoints disabled" events_off
 
 for m in rtrs-test-srv rtrs-client rtrs-server rtrs-core; do
 	check "unload $m" rmmod "$m"
