@@ -488,16 +488,16 @@ soak_env=(--env "SOAK_SECONDS=$SOAK_SECONDS")
 [ -z "${SOAK_SEED:-}" ] || soak_env+=(--env "SOAK_SEED=$SOAK_SEED")
 rnbd=
 [ -z "$rnbd_built" ] || rnbd=rnbd
-guest guest-1 session hostile lossy -- --kernel test --timeout 3600
+guest guest-1 session hostile lossy -- --kernel test --timeout 3000
 guest guest-2 kunit faults multipath -- \
-	--kernel test --smp 1 --timeout 3800 \
+	--kernel test --smp 1 --timeout 3200 \
 	--env FAULTS_BUDGET="${FAULTS_BUDGET:-2}" \
 	--env FAULTS_RTRS_BUDGET="${FAULTS_RTRS_BUDGET:-6}" \
 	--env MPATH_CYCLES="${MPATH_CYCLES:-5}" &
 guest2=$!
 # shellcheck disable=SC2086 # rnbd, soak: a scenario, or none
 guest guest-3 session-cycles $rnbd $soak -- \
-	--kernel test --smp 1 --timeout 3800 \
+	--kernel test --smp 1 --timeout 3200 \
 	--env "RTRS_CYCLES=${RTRS_CYCLES:-100}" \
 	--env "RNBD_CYCLES=${RNBD_CYCLES:-5}" "${soak_env[@]}"
 wait "$guest2"
@@ -517,11 +517,11 @@ wait "$stock"
 interop=
 [ -z "$rnbd_built" ] || interop=interop
 # shellcheck disable=SC2086 # interop: a scenario, or none
-guest_pair pair test 2800 two-guests $interop
+guest_pair pair test 2100 two-guests $interop
 # Interop with mainline RTRS and rnbd of 6.12, built from linux-source-6.12
 # (Debian's stock 6.12 has none), on a pair of stock 6.12 guests.
 [ ! -f "$RTRS_TOP/build/stock-6.12/mainline/rnbd/rnbd-client.ko" ] ||
-	guest_pair pair-6.12 stock-6.12 1200 interop
+	guest_pair pair-6.12 stock-6.12 600 interop
 
 # ---- results -----------------------------------------------------------
 
