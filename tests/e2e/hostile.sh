@@ -135,13 +135,49 @@ good_client() {
 	return $rc
 }
 
+# Part A's cases go to one peer (rtrs-peer client-loop) a line at a
+# time, on fd 7, its verdicts coming back on fd 8: one process start for
+# them all, and the checks of each case still between two cases.  Not
+# in a check: the peer and its fds must outlive a check's subshell.
+loop_start() {
+	mkfifo "$RTRS_TMP/peer.in" "$RTRS_TMP/peer.out" || return 1
+	echo "== rtrs-peer client-loop" >>"$RESULTS/peer.log"
+	timeout 1800 "$PEER" client-loop "$PAIR_B" "$PAIR_A" 1234 \
+		<"$RTRS_TMP/peer.in" >"$RTRS_TMP/peer.out" 2>>"$RESULTS/peer.log" &
+	LOOP_PID=$!
+	exec 7>"$RTRS_TMP/peer.in" 8<"$RTRS_TMP/peer.out"
+}
+
+# loop_end: end of the cases; LOOP_RC is the peer's exit status (0: every
+# case passed).  Not in a check: a check's subshell cannot wait for it.
+loop_end() {
+	exec 7>&- 8<&-
+	LOOP_RC=0
+	wait "$LOOP_PID" || LOOP_RC=$?
+}
+
+# loop_case CASE [HOLD]: the looping peer plays CASE (given HOLD
+# seconds): its verdict is a pass.
+loop_case() {
+	local name r
+	echo "$1 ${2:-10}" >&7 || { echo "the peer is gone"; return 1; }
+	if ! read -r -t "${PEER_TIMEOUT:-90}" name r <&8; then
+		echo "no verdict from the peer on $1"
+		return 1
+	fi
+	[ "$name" = "$1" ] && [ "$r" = 0 ] && return
+	tail -n 4 "$RESULTS/peer.log"
+	echo "the peer's verdict on $1: $name $r"
+	return 1
+}
+
 # peer_case CASE MIN [HOLD]: the peer's case (given HOLD seconds) passes,
 # the server is back to the good session alone, the log grew by MIN to
 # MAX_LINES lines, and the good client is still served.
 peer_case() {
 	local before after
 	before=$(rtrs_lines)
-	peer client "$PAIR_B" "$PAIR_A" 1234 "$1" ${3:+"$3"} || return 1
+	loop_case "$1" ${3:+"$3"} || return 1
 	wait_for 30 server_idle || { ls "$SRV"; qps; return 1; }
 	after=$(rtrs_lines)
 	echo "rtrs log lines: $((after - before))"
@@ -548,6 +584,9 @@ BASE_QPS=$(qps)
 IDLE_QPS=$BASE_QPS
 check "a good client is served" good_client
 check "a good client opens a session for part A" good_start
+LOOP_RC=0
+loop_start || LOOP_RC=$?
+check "the peer waits for part A's cases" test "$LOOP_RC" -eq 0
 IDLE_SESS=rtrs-test-clt
 IDLE_QPS=$(qps)
 check "the peer's well-formed WRITE is answered" peer_case good-io 0
@@ -594,6 +633,8 @@ done
 check "2.1 requests beyond the receive queue are all served" v21_rq
 mapfile -t CELLS <<<"$(srv_cell_list)"
 check "the peer plays the server's table" srv_cells "${CELLS[@]}"
+loop_end
+check "the peer played part A's cases" test "$LOOP_RC" -eq 0
 check "no request reached the user outside its session" \
 	test "$(cat /sys/module/rtrs_test_srv/parameters/ios_outside_session)" -eq 0
 check "the good client of part A closes" good_stop

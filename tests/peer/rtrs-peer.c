@@ -2545,6 +2545,67 @@ static void cells_reset(void)
 	random_uuid(P.paths_uuid);
 }
 
+/*
+ * Everything a case may leave behind but the device's PD and buffer:
+ * windows first (a bound window holds its queue pair), connections, the
+ * 2.1 data region, and what the case set up for itself.
+ */
+static void case_reset(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(P.mw); i++) {
+		if (P.mw[i])
+			ibv_dealloc_mw(P.mw[i]);
+		P.mw[i] = NULL;
+	}
+	cells_reset();
+	memset(P.con, 0, sizeof(P.con));
+	if (P.dmr)
+		ibv_dereg_mr(P.dmr);
+	P.dmr = NULL;
+	free(P.dbuf);
+	P.dbuf = NULL;
+	P.version = RTRS_VERSION;
+	P.cid_num = 0;
+	P.max_io21 = 0;
+	P.max_hdr21 = 0;
+	P.max_inline21 = 0;
+	P.no_repost = 0;
+	released = 0;
+}
+
+/*
+ * "client-loop": the cases of "client", one a line of stdin ("CASE
+ * [HOLD]"), each on sessions of its own, with what the case left torn
+ * down before the next.  After each, its verdict goes to stdout as one
+ * line ("CASE 0": passed, 1: failed, 2: peer error), so that the caller
+ * can check the other side between two cases; one process for many
+ * cases saves its start and set-up a case.  Ends at the end of stdin.
+ */
+static int run_client_loop(void)
+{
+	char line[128], name[64];
+	unsigned int hold;
+	int r, failed = 0;
+
+	while (fgets(line, sizeof(line), stdin)) {
+		hold = 10;
+		if (sscanf(line, "%63s %u", name, &hold) < 1)
+			continue;
+		P.hold = hold;
+		say("== case %s", name);
+		r = run_case(name);
+		case_reset();
+		say("case %s: %s", name, r == 0 ? "ok" : r == 1 ? "FAILED" :
+		    "peer error");
+		printf("%s %d\n", name, r);
+		fflush(stdout);
+		failed += r != 0;
+	}
+	return failed ? 1 : 0;
+}
+
 /* One line in the kernel log: one write(), as /dev/kmsg wants it. */
 static void log_mark(const char *fmt, const char *arg)
 {
@@ -2672,6 +2733,13 @@ int main(int argc, char **argv)
 		random_uuid(P.paths_uuid);
 		name = "cells";
 		r = run_cells(argv + 5, argc - 5);
+	} else if (argc == 5 && !strcmp(argv[1], "client-loop")) {
+		addr(&P.src, argv[2], 0);
+		addr(&P.dst, argv[3], atoi(argv[4]));
+		random_uuid(P.sess_uuid);
+		random_uuid(P.paths_uuid);
+		name = "client-loop";
+		r = run_client_loop();
 	} else if (argc >= 6 && !strcmp(argv[1], "client")) {
 		addr(&P.src, argv[2], 0);
 		addr(&P.dst, argv[3], atoi(argv[4]));
@@ -2683,6 +2751,7 @@ int main(int argc, char **argv)
 	} else {
 		fprintf(stderr,
 			"usage: rtrs-peer client SRC DST PORT CASE [HOLD]\n"
+			"       rtrs-peer client-loop SRC DST PORT < CASES\n"
 			"       rtrs-peer cells SRC DST PORT CELL...\n"
 			"       rtrs-peer server ADDR PORT CASE\n"
 			"       rtrs-peer server-cells ADDR PORT CELL...\n");
