@@ -2112,8 +2112,13 @@ static int hb_acked_within(int ms)
 	return 0;
 }
 
-/* Bring a path of two connections to @state, as a client. */
-static int cell_state(const char *state)
+/*
+ * Bring a path of two connections to @state, as a client.  For "closing"
+ * the violation goes on connection @con, the one the cell's message is to
+ * follow it on: completions of one queue pair are handled in order, those
+ * of two are not, and the message is to find the path closing.
+ */
+static int cell_state(const char *state, unsigned int con)
 {
 	struct info_req req;
 
@@ -2125,7 +2130,7 @@ static int cell_state(const char *state)
 			return -1;
 		/* A type no client sends: the server closes the path. */
 		if (!strcmp(state, "closing"))
-			send_sync(&P.con[0], IBV_WR_RDMA_WRITE_WITH_IMM,
+			send_sync(&P.con[con], IBV_WR_RDMA_WRITE_WITH_IMM,
 				  imm(5, 0), 0, 0, 0, 0);
 		return 0;
 	}
@@ -2148,7 +2153,7 @@ static int case_cell(const char *name)
 
 	if (parse_cell(name, &m))
 		return -1;
-	if (cell_state(m.state))
+	if (cell_state(m.state, m.con))
 		return 2;
 	if (!P.con[m.con].id) {
 		say("connection %u is not open in state %s", m.con, m.state);
@@ -2377,9 +2382,9 @@ static void srv_cell_send(const char *at)
 
 	if (srv_cell_sent || strcmp(at, srv_cell.state) || !c->id)
 		return;
+	/* As in cell_state(): the violation goes first on the same QP. */
 	if (!strcmp(at, "closing"))
-		send_sync(&P.con[0], IBV_WR_RDMA_WRITE_WITH_IMM, imm(5, 0),
-			  0, 0, 0, 0);
+		send_sync(c, IBV_WR_RDMA_WRITE_WITH_IMM, imm(5, 0), 0, 0, 0, 0);
 	/* Before the INFO_RSP the client may not have posted a receive. */
 	send_msg(c, srv_cell.msg, 0, !strcmp(at, "conn"));
 	say("%s sent on connection %u, path %s", srv_cell.msg,
