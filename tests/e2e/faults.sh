@@ -79,7 +79,7 @@ BASE=
 settled() {
 	local a
 	a=$(state)
-	sleep 1
+	nap 1
 	[ "$(state)" = "$a" ]
 }
 baseline() { BASE=$(state); }

@@ -101,7 +101,7 @@ ios_move() {
 		read -r b <"$PARAMS/ios" || return 1
 		[ "$b" -gt "$a" ] && { echo "ios $a -> $b"; return 0; }
 		[ $((t - t0)) -lt 100 ] || break
-		sleep 0.2
+		nap 0.2
 	done
 	echo "ios $a -> $b"
 	return 1
@@ -472,7 +472,7 @@ clt_cell() {
 	if [ "$want" = keep ]; then
 		# Staying up is what is tested: a fixed wait past the message.
 		liar_client && wait_for 30 path_connected &&
-			wait_for 15 cell_sent "$start" && sleep 2 &&
+			wait_for 15 cell_sent "$start" && nap 2 &&
 			path_connected || rc=1
 	elif liar_client; then
 		wait_for 30 path_not_connected || rc=1

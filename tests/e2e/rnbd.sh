@@ -246,7 +246,7 @@ path_drops() {
 	local ss=/sys/class/rtrs-server/$1 cs=/sys/class/rtrs-client/$1 i
 	for i in 1 2 3 4 5; do
 		# Two seconds of IO over both paths before each drop.
-		sleep 2
+		nap 2
 		echo 1 >"$ss/paths/$PATH1/disconnect" || return 1
 		wait_for 30 not path_up "$cs" || return 1
 		# rnbd reconnects after 30 s: sooner through sysfs.

@@ -19,7 +19,7 @@ counter() { cat "$PARAMS/$1"; }
 ios_grow() {
 	local a b
 	a=$(counter ios)
-	sleep "$1"
+	nap "$1"
 	b=$(counter ios)
 	echo "ios $a -> $b"
 	[ "$b" -gt "$a" ]

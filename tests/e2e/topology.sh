@@ -155,7 +155,7 @@ rping_pair() {
 	rcvd0=$(rxe_counter "$3" rcvd_pkts)
 	timeout 60 rping -s -a "$1" -C 10 >"$RTRS_TMP/rping-server.log" 2>&1 &
 	spid=$!
-	sleep 1
+	nap 1
 	timeout 60 rping -c -I "$2" -a "$1" -C 10 -v >"$RTRS_TMP/rping-client.log" 2>&1
 	rc=$?
 	wait "$spid" || rc=1
