@@ -71,8 +71,14 @@ server_idle() {
 		read -ra idle <<<"$IDLE_SESS" && [ "$n" -eq "${#idle[@]}" ]
 }
 
+# path_connected: a path of the test client is connected (builtins
+# only: it is polled).
 path_connected() {
-	grep -qx connected "$CLT"/paths/*/state 2>/dev/null
+	local f st
+	for f in "$CLT"/paths/*/state; do
+		read -r st 2>/dev/null <"$f" && [ "$st" = connected ] && return 0
+	done
+	return 1
 }
 
 # no_io_errors: the good client's IO all verified.
@@ -154,6 +160,7 @@ loop_end() {
 	exec 7>&- 8<&-
 	LOOP_RC=0
 	wait "$LOOP_PID" || LOOP_RC=$?
+	rm -f "$RTRS_TMP/peer.in" "$RTRS_TMP/peer.out"
 }
 
 # loop_case CASE [HOLD]: the looping peer plays CASE (given HOLD
@@ -325,16 +332,6 @@ MSGS="hb hb-ack io-req io-rsp info-req info-rsp rkey-rsp"
 CELL_MAX_LINES=${HOSTILE_CELL_MAX_LINES:-1}
 DELAY=/sys/module/rtrs_test_srv/parameters/connect_delay_ms
 
-# cell_lines BEFORE KEEP: the log grew by what the cell may cost.
-cell_lines() {
-	local n=$(( $(rtrs_lines) - $1 )) min=1 max=$CELL_MAX_LINES
-	[ "$2" = keep ] && min=0 max=0
-	echo "rtrs log lines: $n"
-	[ "$n" -ge $min ] && [ "$n" -le "$max" ] && return
-	dmesg | tail -n "$n"
-	return 1
-}
-
 # srv_want STATE MSG CON: the server's verdict, keep or close.  Before the
 # INFO_REQ a client sends nothing but it; once connected, heartbeats,
 # their acks and IO requests are taken on any connection; a closing path
@@ -393,10 +390,12 @@ srv_cells() {
 	return $rc
 }
 
-# cells_tally: for each cell the peer played, whether it said ok
-# (CELL_OK) and how many transport lines the kernel log has from its mark
-# to the next mark (CELL_LINES), read once from peer.log and cells.log
-# for all the checks of cell_result.
+# cells_tally LOG: for each cell the peer played against the server,
+# whether it said ok (CELL_OK), and for each cell marked in the kernel
+# log LOG, how many transport lines it has from the cell's mark to the
+# next mark (CELL_LINES): read once, for all the checks of cell_result
+# and cell_lines.  The peer marks the server's cells ("rtrs-peer: cell"),
+# the script the client's ("hostile: cell"), "cells done" after the last.
 declare -A CELL_OK CELL_LINES
 cells_tally() {
 	local cell n
@@ -408,27 +407,34 @@ cells_tally() {
 	while read -r cell n; do
 		[ -n "$cell" ] && CELL_LINES[$cell]=$n
 	done <<<"$(awk '
-		/rtrs-peer: cell m:/ {
+		/(rtrs-peer|hostile): cell m:/ {
 			if (on) print cell, n + 0
-			cell = substr($0, index($0, "rtrs-peer: cell ") + 16)
+			cell = substr($0, index($0, ": cell m:") + 7)
 			if (cell in seen) { on = 0; next }
 			seen[cell] = on = 1; n = 0; next
 		}
-		on && /rtrs-peer: cell/ { print cell, n + 0; on = 0; next }
+		on && /(rtrs-peer|hostile): cell/ { print cell, n + 0; on = 0; next }
 		on && /(rtrs_core|rtrs_client|rtrs_server): / { n++ }
-		END { if (on) print cell, n + 0 }' "$RESULTS/cells.log" 2>/dev/null)"
+		END { if (on) print cell, n + 0 }' "$1" 2>/dev/null)"
 }
 
-# cell_result CELL: the peer saw what the table says, and the kernel log
-# grew by what the cell may cost (cells_tally has read both logs).
-cell_result() {
+# cell_lines CELL: the kernel log grew by what the cell may cost: at most
+# CELL_MAX_LINES lines and at least one for a cell that closes, none for
+# one that keeps (cells_tally has read the log).
+cell_lines() {
 	local n min=1 max=$CELL_MAX_LINES
 	case $1 in *:keep) min=0 max=0 ;; esac
-	[ -n "${CELL_OK[$1]:-}" ] ||
-		{ grep -F "cell $1" "$RESULTS/peer.log"; return 1; }
 	n=${CELL_LINES[$1]:-0}
 	echo "rtrs log lines: $n"
 	[ "$n" -ge $min ] && [ "$n" -le "$max" ]
+}
+
+# cell_result CELL: the peer saw what the server's table says, and the
+# kernel log grew by what the cell may cost.
+cell_result() {
+	[ -n "${CELL_OK[$1]:-}" ] ||
+		{ grep -F "cell $1" "$RESULTS/peer.log"; return 1; }
+	cell_lines "$1"
 }
 
 # clt_want STATE MSG CON: the client's verdict.  Before the INFO_RSP
@@ -463,11 +469,12 @@ clt_cell_list() {
 # clt_cell CELL: the peer (serving one session a cell, in turn) plays
 # CELL against a new rtrs-test-clt: keep, the path connects and stays 2 s
 # past the message; close, the open fails or the path goes.  The peer
-# says the cell went as the table says, the client left no queue pair,
-# and the log grew as it may.
+# says the cell went as the table says, and the client left no queue
+# pair.  The cell's mark in the kernel log is for cell_lines, after the
+# table: the log is read once for all the cells.
 clt_cell() {
-	local want=${1##*:} before start rc=0
-	before=$(rtrs_lines)
+	local want=${1##*:} start rc=0
+	echo "hostile: cell $1" >/dev/kmsg
 	start=$(wc -l <"$RESULTS/peer.log")
 	if [ "$want" = keep ]; then
 		# Staying up is what is tested: a fixed wait past the message.
@@ -480,19 +487,27 @@ clt_cell() {
 	rmmod rtrs-test-clt 2>/dev/null
 	cell_passed "$start" "$1" || rc=1
 	wait_for 30 server_idle || { qps; rc=1; }
-	cell_lines "$before" "$want" || rc=1
 	return $rc
 }
 
-cell_done() { tail -n +"$1" "$RESULTS/peer.log" | grep -qF "cell $2: "; }
+# peer_said START TEXT: the line of peer.log after line START that holds
+# TEXT, if any (one process: it is polled).
+peer_said() {
+	awk -v s="$1" -v t="$2" 'NR > s && index($0, t) { print; exit }' \
+		"$RESULTS/peer.log"
+}
 
 # cell_passed START CELL: the peer's verdict on CELL, after line START of
 # its log, comes within 30 s and is ok.
 cell_passed() {
-	wait_for 30 cell_done "$1" "$2" &&
-		tail -n +"$1" "$RESULTS/peer.log" | grep -qxF "rtrs-peer: cell $2: ok"
+	local v deadline=$((SECONDS + 30))
+	until v=$(peer_said "$1" "cell $2: ") && [ -n "$v" ]; do
+		[ $SECONDS -lt $deadline ] || { echo "no verdict on $2"; return 1; }
+		nap 0.5
+	done
+	[ "$v" = "rtrs-peer: cell $2: ok" ] || { echo "$v"; return 1; }
 }
-cell_sent() { tail -n +"$1" "$RESULTS/peer.log" | grep -q " sent on connection"; }
+cell_sent() { [ -n "$(peer_said "$1" " sent on connection")" ]; }
 
 # ---- a server that lies to our client ------------------------------------
 
@@ -642,7 +657,7 @@ IDLE_SESS=
 IDLE_QPS=$BASE_QPS
 check "server idle after part A" wait_for 20 server_idle
 # The cells' results are in the logs: read them with part A's IO stopped.
-cells_tally
+cells_tally "$RESULTS/cells.log"
 for c in "${CELLS[@]}"; do
 	IFS=: read -r _ st msg con want <<<"$c"
 	check "server: $msg on connection $con, path $st: $want" cell_result "$c"
@@ -688,6 +703,13 @@ check "the peer listens for the client's table" wait_for 10 liar_listening
 for c in "${CELLS[@]}"; do
 	IFS=: read -r _ st msg con want <<<"$c"
 	check "client: $msg on connection $con, path $st: $want" clt_cell "$c"
+done
+echo "hostile: cells done" >/dev/kmsg
+dmesg >"$RESULTS/clt-cells.log"
+cells_tally "$RESULTS/clt-cells.log"
+for c in "${CELLS[@]}"; do
+	IFS=: read -r _ st msg con want <<<"$c"
+	check "client: $msg on connection $con, path $st: log lines" cell_lines "$c"
 done
 liars_end
 check "the peer played the client's table" test "$PEER_RC" -eq 0

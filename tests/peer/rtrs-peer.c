@@ -2531,6 +2531,18 @@ static int run_case(const char *name)
 }
 
 /* Drop every connection: the next cell starts from nothing. */
+/* The memory windows of the case, if any. */
+static void mws_free(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(P.mw); i++) {
+		if (P.mw[i])
+			ibv_dealloc_mw(P.mw[i]);
+		P.mw[i] = NULL;
+	}
+}
+
 static void cells_reset(void)
 {
 	unsigned int i;
@@ -2538,9 +2550,8 @@ static void cells_reset(void)
 	for (i = 0; i < MAX_CONS; i++) {
 		struct con *c = &P.con[i];
 
-		if (!c->id)
-			continue;
-		con_destroy(c);
+		if (c->id)
+			con_destroy(c);
 		memset(c, 0, sizeof(*c));
 	}
 	P.chunks = 0;
@@ -2557,15 +2568,8 @@ static void cells_reset(void)
  */
 static void case_reset(void)
 {
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(P.mw); i++) {
-		if (P.mw[i])
-			ibv_dealloc_mw(P.mw[i]);
-		P.mw[i] = NULL;
-	}
+	mws_free();
 	cells_reset();
-	memset(P.con, 0, sizeof(P.con));
 	if (P.dmr)
 		ibv_dereg_mr(P.dmr);
 	P.dmr = NULL;
@@ -2689,9 +2693,7 @@ static void teardown(void)
 	unsigned int i;
 
 	/* A window holds the queue pair it is bound on: first. */
-	for (i = 0; i < ARRAY_SIZE(P.mw); i++)
-		if (P.mw[i])
-			ibv_dealloc_mw(P.mw[i]);
+	mws_free();
 	for (i = 0; i < MAX_CONS; i++) {
 		if (P.con[i].id)
 			con_destroy(&P.con[i]);
