@@ -6,9 +6,14 @@
  * "server" below before it is loaded; the scenario
  * tests/e2e/session.sh sets that up over a pair of rxe devices.  Uses
  * only rtrs.h, so the same module exercises any client that implements
- * the API.
+ * the API.  On a kernel without KUnit it builds on kunit-lite.h, which
+ * runs it the same way.
  */
+#if IS_ENABLED(CONFIG_KUNIT)
 #include <kunit/test.h>
+#else
+#include "kunit-lite.h"
+#endif
 #include <linux/completion.h>
 #include <linux/cpu.h>
 #include <linux/delay.h>
