@@ -369,8 +369,14 @@ check "restart verified IO after the read-back" sh -c "echo 1 > $PARAMS/run"
 check "add_path garbage: EINVAL" write_errno "$CS/add_path" "ip:not-an-address" "Invalid argument"
 check "add_path overlong: E2BIG" write_errno "$CS/add_path" "ip:$(printf '1%.0s' $(seq 300))" "Argument list too long"
 check "add_path duplicate: EEXIST" write_errno "$CS/add_path" "$P1" "File exists"
-check "add_path unreachable fails" write_errno "$CS/add_path" "ip:$PAIR_A@ip:203.0.113.9" "error"
-check "add_path failure leaves no path" test "$(ls -d "$CS"/paths/*@* | wc -l)" -eq 2
+# An address of the second pair's subnet that nobody answers: the write
+# fails only once the RDMA CM gives up resolving it, after the client's
+# 30 s connect timeout.  The bad writes below run meanwhile, none of
+# them waits for a path change; the script waits for the add after them,
+# outside a check, whose subshell could not wait for the script's job.
+UNREACH=$RTRS_TMP/unreachable
+write_errno "$CS/add_path" "ip:$PAIR_A@ip:203.0.113.9" "error" >"$UNREACH" 2>&1 &
+unreach=$!
 check "mpath_policy unknown: EINVAL" write_errno "$CS/mpath_policy" "fastest" "Invalid argument"
 check "mpath_policy unchanged" same_content "$CS/mpath_policy" round-robin
 check "max_reconnect_attempts garbage: EINVAL" write_errno "$CS/max_reconnect_attempts" "many" "Invalid argument"
@@ -384,6 +390,11 @@ check "io_timeout_sec unchanged" same_content "$CS/io_timeout_sec" 0
 check "disconnect 2: EINVAL" write_errno "$CS/paths/$P1/disconnect" "2" "Invalid argument"
 check "reset_all 0: EINVAL" write_errno "$CS/paths/$P1/stats/reset_all" "0" "Invalid argument"
 check "server disconnect garbage: EINVAL" write_errno "$SS/paths/$P1/disconnect" "yes please" "Invalid argument"
+unreach_rc=0
+wait "$unreach" || unreach_rc=$?
+unreachable_failed() { [ "$unreach_rc" -eq 0 ] || { cat "$UNREACH"; return 1; }; }
+check "add_path unreachable fails" unreachable_failed
+check "add_path failure leaves no path" test "$(ls -d "$CS"/paths/*@* | wc -l)" -eq 2
 check "both paths still connected" sh -c "[ \"\$(cat '$CS/paths/$P1/state')\" = connected ] && [ \"\$(cat '$CS/paths/$P2/state')\" = connected ]"
 io_clean "no IO error from bad writes"
 
