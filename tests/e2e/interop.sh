@@ -16,6 +16,11 @@
 #            at 2.1 to the same rtrs-server, from the server's own guest
 #            (see beside_21)
 #
+# INTEROP_PHASES (both guests the same) names the phases to run, in the
+# order above: ACB when unset.  Phase C tests our client's quarantine,
+# which the mainline server of another series only repeats: make check
+# runs it against 6.1's and runs AB against 6.12's.
+#
 # In each phase the client maps the server's null_blk over both paths,
 # checks fio 4 KiB random writes with crc32c, then fails the second path
 # under verified IO (the client sends that path's packets astray, see
@@ -52,6 +57,7 @@ PATH2=ip:$CLIENT2@ip:$SERVER2
 OWN_PATH=ip:$SERVER@ip:$SERVER
 OWN_PORT=1235
 NULLB=/dev/nullb0
+PHASES=${INTEROP_PHASES:-ACB}
 # The matrix: who is on which side in each phase.
 A="ours client -> mainline server"
 B="mainline client -> ours server"
@@ -328,7 +334,7 @@ server_side() {
 		eval "mainline rtrs_server && mainline rtrs_core"
 	serve "$A" interop-a "$DONE_A"
 	check "$A: unload mainline rnbd_server" unload server
-	held_serve
+	[[ $PHASES != *C* ]] || held_serve
 
 	check "$B: load our rtrs-server and rnbd-server" load_ours server
 	check "$B: rtrs_server and rtrs_core are ours" \
@@ -578,7 +584,7 @@ client_side() {
 	phase "$A" interop-a
 	check "$A: unload our rnbd-client" unload client
 	check "$A: announce the end on the wire" announce "$DONE_A"
-	held_client
+	[[ $PHASES != *C* ]] || held_client
 
 	check "$B: server switched to ours" wait_for 300 answers "$SWITCHED"
 	check "$B: load mainline rnbd_client" load_mainline rnbd_client
