@@ -223,12 +223,14 @@ slow_dev() {
 	test -b /dev/nullb_slow || { echo "no /dev/nullb_slow:" /dev/nullb*; return 1; }
 }
 
-# slow_failover_io TAG DEV SDEV: fio writes with crc32c at iodepth 16 to
-# the slow disk while the server drops path 1, two to five times; the
-# requests it had in flight are sent again over path 2, and their chunks
-# quarantined until path 1 is back (Documentation/rtrs.rst, "Failover and
-# chunks"); then every block is read back and checked.  Needs a session
-# of PATH1 and PATH2.
+# slow_failover_io TAG DEV SDEV: fio jobs of 4 KiB random writes at
+# iodepth 16 on the slow disk, one after another, while the server drops
+# path 1, two to five times; the requests it had in flight are sent again
+# over path 2, and their chunks quarantined until path 1 is back
+# (Documentation/rtrs.rst, "Failover and chunks").  Each job reads back
+# and checks (crc32c) every block it wrote once its writes are done, so
+# the checks follow the drops closely and no job outlives them by much.
+# Needs a session of PATH1 and PATH2.
 #
 # The server disconnects its connections one by one, and the client's
 # teardown starts with the first: responses still arriving on the others
@@ -261,16 +263,40 @@ quarantine_done() {
 	[ "$(cat "$cs/paths/$PATH1/stats/quarantined")" -eq 0 ] &&
 		grep -qx connected "$cs/paths/$PATH1/state"
 }
+# slow_jobs TAG DEV: fio jobs of 2 MiB, each on its own 2 MiB of the
+# disk's first 32, until $SLOW_STOP exists; a failed job's first
+# complaint goes to $SLOW_FAILED, its output to a file of its own.
+SLOW_STOP=$RTRS_TMP/slow-stop
+SLOW_FAILED=$RTRS_TMP/slow-failed
+slow_jobs() {
+	local i=0
+	while [ ! -e "$SLOW_STOP" ]; do
+		i=$((i + 1))
+		fio_run "$1-slow" --filename="/dev/$2" --rw=randwrite --bs=4k \
+			--size=2m --offset=$((i % 16 * 2))m --iodepth=16 \
+			--verify=crc32c >>"$SLOW_FAILED" ||
+			cp "$F/$1-slow.out" "$F/$1-slow-$i.out"
+	done
+	echo "$i" >"$RTRS_TMP/slow-jobs"
+	figure "rnbd: slow disk: $i fio jobs of 2 MiB, $(wc -l <"$SLOW_FAILED") failed"
+}
+no_slow_failure() {
+	[ ! -s "$SLOW_FAILED" ] || { head -n 1 "$SLOW_FAILED"; return 1; }
+	[ "$(cat "$RTRS_TMP/slow-jobs")" -ge 1 ] || { echo "no fio job ran"; return 1; }
+}
 slow_failover_io() {
-	local cs=/sys/class/rtrs-client/$1 pid rc=0
-	verify_write "$1-slow" "$2" 4k 16m &
+	local cs=/sys/class/rtrs-client/$1 pid
+	rm -f "$SLOW_STOP"
+	: >"$SLOW_FAILED"
+	slow_jobs "$1" "$2" &
 	pid=$!
 	check "$1: server drops path 1 under fio writes" path_drops "$1"
-	wait "$pid" || rc=$?
-	check "$1: fio writes on the slow disk survive the failovers" test "$rc" -eq 0
+	touch "$SLOW_STOP"
+	wait "$pid"
+	check "$1: fio on the slow disk survives the failovers, every block read back as written" \
+		no_slow_failure
 	check "$1: requests in flight failed over" failed_over "$cs"
 	check "$1: quarantine over once path 1 is back" wait_for 30 quarantine_done "$1"
-	check "$1: fio read back, crc32c verify" verify_read "$1-slow" "$2" 4k 16m
 }
 
 # with_device TAG SDEV IO PATH...: map SDEV over the paths as session TAG,
