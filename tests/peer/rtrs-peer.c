@@ -76,6 +76,8 @@
 #define IMM_IO_RSP_W_INV	2
 #define IMM_HB_MSG		8
 #define IMM_HB_ACK		9
+/* A type of immediate no RTRS peer sends. */
+#define IMM_NO_TYPE		5
 #define IMM_PAYLOAD_BITS	28
 
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
@@ -1028,7 +1030,7 @@ static int case_io(const char *name)
 	if (session_up(2))
 		return 2;
 	if (!strcmp(name, "imm-type")) {
-		v = imm(5, 0);
+		v = imm(IMM_NO_TYPE, 0);
 	} else if (!strcmp(name, "imm-rsp")) {
 		v = imm(IMM_IO_RSP, 0);
 	} else if (!strcmp(name, "chunk-id")) {
@@ -2113,10 +2115,20 @@ static int hb_acked_within(int ms)
 }
 
 /*
- * Bring a path of two connections to @state, as a client.  For "closing"
- * the violation goes on connection @con, the one the cell's message is to
- * follow it on: completions of one queue pair are handled in order, those
- * of two are not, and the message is to find the path closing.
+ * Have the other side close the path: an immediate of no type, on @c.
+ * A cell in the state "closing" sends it on the connection its message
+ * then follows on: completions of one queue pair are handled in order,
+ * those of two are not, and the message is to find the path closing.
+ */
+static void close_path_on(struct con *c)
+{
+	send_sync(c, IBV_WR_RDMA_WRITE_WITH_IMM, imm(IMM_NO_TYPE, 0), 0, 0, 0,
+		  0);
+}
+
+/*
+ * Bring a path of two connections to @state, as a client; for "closing",
+ * see close_path_on() (@con is the cell's connection).
  */
 static int cell_state(const char *state, unsigned int con)
 {
@@ -2128,10 +2140,8 @@ static int cell_state(const char *state, unsigned int con)
 	if (!strcmp(state, "conn") || !strcmp(state, "closing")) {
 		if (session_up(2))
 			return -1;
-		/* A type no client sends: the server closes the path. */
 		if (!strcmp(state, "closing"))
-			send_sync(&P.con[con], IBV_WR_RDMA_WRITE_WITH_IMM,
-				  imm(5, 0), 0, 0, 0, 0);
+			close_path_on(&P.con[con]);
 		return 0;
 	}
 	if (connect_con(0, 2) || connect_con(1, 2))
@@ -2382,9 +2392,8 @@ static void srv_cell_send(const char *at)
 
 	if (srv_cell_sent || strcmp(at, srv_cell.state) || !c->id)
 		return;
-	/* As in cell_state(): the violation goes first on the same QP. */
 	if (!strcmp(at, "closing"))
-		send_sync(c, IBV_WR_RDMA_WRITE_WITH_IMM, imm(5, 0), 0, 0, 0, 0);
+		close_path_on(c);
 	/* Before the INFO_RSP the client may not have posted a receive. */
 	send_msg(c, srv_cell.msg, 0, !strcmp(at, "conn"));
 	say("%s sent on connection %u, path %s", srv_cell.msg,
