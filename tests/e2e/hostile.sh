@@ -115,10 +115,14 @@ ios_move() {
 
 # good_start: rtrs-test-clt opens a session and runs verified IO, paced
 # (a pair every 20 ms at most): flat out, it kept a vCPU of the guest busy
-# and every case's peer and shell waited for the other one.
+# and every case's peer and shell waited for the other one.  Its IO keeps
+# to the test server's first MiB: the peer's cases store at 1 MiB and
+# 1.5 MiB (SC_X, V21_OFF in rtrs-peer.c), and with the whole store the
+# good client's pattern once overwrote v21-good's between its WRITE and
+# its READ.
 good_start() {
 	insmod "$b/tests/user/rtrs-test-clt.ko" paths="$GOOD" threads=1 \
-		pause_ms=20 &&
+		pause_ms=20 store_kb=1024 &&
 		wait_for 30 path_connected && echo 1 >"$PARAMS/run" &&
 		ios_move && no_io_errors
 }

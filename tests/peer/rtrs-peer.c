@@ -1409,7 +1409,8 @@ done:
  *			responses waiting on it (case_v21_norepost())
  */
 #define MSG_NONE		9		/* a type of no protocol */
-#define V21_OFF			(1536 << 10)	/* store offset of the IO */
+/* Store offset of the IO: past hostile.sh's good client (store_kb). */
+#define V21_OFF			(1536 << 10)
 #define V21_SRC			(64 << 10)	/* in P.dbuf: WRITE_REQ data */
 #define V21_DST			(128 << 10)	/* READ_REQ data */
 #define V21_DEREG		(192 << 10)	/* v21-dereg's region */

@@ -7,7 +7,8 @@
  * passed, how many IOs failed and how many reads came back different.
  *
  *   insmod rtrs-test-clt.ko paths=ip:192.0.2.1@ip:192.0.2.2,ip:... \
- *	    [sessname=...] [threads=4] [io_size=16384] [pause_ms=0]
+ *	    [sessname=...] [threads=4] [io_size=16384] [pause_ms=0] \
+ *	    [store_kb=4096]
  *   echo 1 > /sys/module/rtrs_test_clt/parameters/run
  *   cat /sys/module/rtrs_test_clt/parameters/{ios,io_errors,verify_errors}
  *   echo 0 > /sys/module/rtrs_test_clt/parameters/run
@@ -60,6 +61,15 @@ MODULE_PARM_DESC(threads, "IO threads, 1 to 16 (default: 4)");
 static uint io_size = SZ_16K;
 module_param(io_size, uint, 0444);
 MODULE_PARM_DESC(io_size, "bytes per IO, 1 to 128 KiB (default: 16384)");
+
+/*
+ * The part of the test server's store the IO threads share, from its
+ * start: a scenario whose other users of the same test server (a peer
+ * of its own) write there too keeps them apart with it.
+ */
+static uint store_kb = RTRS_TEST_STORE_SIZE / SZ_1K;
+module_param(store_kb, uint, 0444);
+MODULE_PARM_DESC(store_kb, "KiB of the test server's store, from its start, the IO threads use (default and at most: 4096)");
 
 static int nice;
 module_param(nice, int, 0444);
@@ -213,11 +223,17 @@ static int test_pair(u8 *wbuf, u8 *rbuf, u64 off, u32 gen,
 	return 0;
 }
 
+/* The bytes of the store each IO thread writes and checks. */
+static u64 test_region(void)
+{
+	return (u64)store_kb * SZ_1K / threads;
+}
+
 static int test_thread(void *arg)
 {
 	unsigned long idx = (unsigned long)arg;
 	struct test_progress *p = &test_progress[idx];
-	u64 region = RTRS_TEST_STORE_SIZE / threads;
+	u64 region = test_region();
 	u64 blocks = max_t(u64, region / io_size, 1);
 	enum rtrs_test_op op;
 	u8 *wbuf, *rbuf;
@@ -260,7 +276,7 @@ static void test_stop(void)
 /* Read every block the threads wrote; count those that differ. */
 static int test_check(void)
 {
-	u64 region = RTRS_TEST_STORE_SIZE / threads;
+	u64 region = test_region();
 	u64 blocks = max_t(u64, region / io_size, 1), b;
 	u8 *want, *got;
 	unsigned int t;
@@ -443,7 +459,8 @@ static int __init rtrs_test_clt_init(void)
 	struct rtrs_clt_ops ops = { .link_ev = test_link_ev };
 
 	if (!threads || threads > TEST_MAX_THREADS || !io_size ||
-	    io_size > SZ_128K)
+	    io_size > SZ_128K || !store_kb ||
+	    store_kb > RTRS_TEST_STORE_SIZE / SZ_1K)
 		return -EINVAL;
 	INIT_WORK(&test_probe.work, test_probe_work);
 	test_clt = rtrs_test_clt_open(&ops, sessname, paths, port,
