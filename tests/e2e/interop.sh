@@ -595,6 +595,10 @@ client_side() {
 	check "$B: announce the end on the wire" announce "$DONE_B"
 	check "$B: the server heard it" wait_for 300 answers "$HEARD_B"
 	check "$B: say it was heard" announce "$BYE"
+	# Stay on the wire until the server has asked for BYE: a stock
+	# guest ends at once (no kmemleak scan), and a server that missed
+	# BYE waits some 40 s for the ARP entry of DONE_B to fail.
+	nap 5
 }
 
 "${RTRS_ROLE}_side"
