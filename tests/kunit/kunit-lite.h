@@ -107,10 +107,14 @@ static __noreturn void kunit_lite_abort(struct kunit *test)
 	kthread_complete_and_exit(&test->done, -EFAULT);
 }
 
-static void kunit_lite_failed(struct kunit *test, int line, const char *what)
+/* Mark the case failed at @line, saying @what and the user's message. */
+static __printf(4, 0) void kunit_lite_failed(struct kunit *test, int line,
+					     const char *what, const char *fmt,
+					     va_list args)
 {
 	WRITE_ONCE(test->failed, true);
 	kunit_info(test, "line %d: %s", line, what);
+	kunit_lite_say(test, fmt, args);
 }
 
 /*
@@ -127,9 +131,8 @@ static __printf(6, 7) void kunit_lite_check(struct kunit *test, bool assert,
 
 	if (ok)
 		return;
-	kunit_lite_failed(test, line, what);
 	va_start(args, fmt);
-	kunit_lite_say(test, fmt, args);
+	kunit_lite_failed(test, line, what, fmt, args);
 	va_end(args);
 	if (assert)
 		kunit_lite_abort(test);
@@ -170,9 +173,8 @@ static __printf(9, 10) void kunit_lite_binary(struct kunit *test, bool assert,
 	scnprintf(what, sizeof(what), "expected %s %s %s: %s == %lld, %s == %lld",
 		  left_text, ops[op], right_text, left_text, left, right_text,
 		  right);
-	kunit_lite_failed(test, line, what);
 	va_start(args, fmt);
-	kunit_lite_say(test, fmt, args);
+	kunit_lite_failed(test, line, what, fmt, args);
 	va_end(args);
 	if (assert)
 		kunit_lite_abort(test);
