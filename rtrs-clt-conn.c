@@ -44,6 +44,17 @@ MODULE_PARM_DESC(max_proto_minor,
 		 "Highest protocol minor asked for: 1 for 2.1, 0 for 2.0 only; for sessions opened after a change (default 1)");
 
 /*
+ * 2.1: READs of up to RTRS_CLT_READ_BUF bytes go as READ_BUF where the
+ * server takes them: no memory registration per IO, the data comes into
+ * a buffer of the request's slot registered once for the path, and is
+ * copied to the user's pages.  Read when a path connects.
+ */
+static bool rtrs_clt_read_bufs = true;
+module_param_named(read_bufs, rtrs_clt_read_bufs, bool, 0644);
+MODULE_PARM_DESC(read_bufs,
+		 "2.1: READs of up to 4 KiB come into buffers registered once per path, no registration per IO; for paths that connect after a change (default Y)");
+
+/*
  * Send queue entries a READ takes: REG_MR (after a LOCAL_INV where local
  * operations may run twice), the write, LOCAL_INV.  A WRITE takes up to
  * &rtrs_clt_path.max_write_wrs.
@@ -312,6 +323,13 @@ static int rtrs_clt_path_size_2_1(struct rtrs_clt_path *path)
 	path->max_write_wrs = 1;
 	path->max_send_sge = min_t(u32, path->max_send_sge,
 				   RTRS_CLT_MAX_SEND_SGE_2_1);
+	/* One MR maps the read buffers of every slot, 4 KiB pages each. */
+	if (!READ_ONCE(rtrs_clt_read_bufs) ||
+	    !(attrs->page_size_cap & RTRS_CLT_READ_BUF) ||
+	    rtrs_clt_dev_fr_pages(attrs) < path->lim.queue_depth)
+		path->lim.max_read_buf = 0;
+	path->lim.max_read_buf = min_t(u32, path->lim.max_read_buf,
+				       RTRS_CLT_READ_BUF);
 	return 0;
 }
 

@@ -109,7 +109,9 @@ static int rtrs_clt_info_send(struct rtrs_clt_path *path)
 	strscpy(msg->pathname, path->s.sessname, sizeof(msg->pathname));
 	ib_dma_sync_single_for_device(path->s.dev->ib_dev, tx->dma_addr,
 				      sizeof(*msg), DMA_TO_DEVICE);
-	return rtrs_iu_post_send(con, tx, sizeof(*msg), NULL);
+	/* The read buffers are registered before the server hears of us. */
+	return rtrs_iu_post_send(con, tx, sizeof(*msg),
+				 path->rd.mr ? &path->rd.reg.wr : NULL);
 }
 
 /*

@@ -64,6 +64,7 @@ static int rtrs_clt_check_conn_rsp_2_0(const struct rtrs_msg_conn_rsp *msg,
 	lim->max_io_size = io;
 	lim->max_hdr_size = hdr;
 	lim->max_inline_size = 0;
+	lim->max_read_buf = 0;
 	lim->chunk_size = chunk;
 	lim->off_bits = rtrs_imm_off_bits(qd);
 	lim->flags = le32_to_cpu(msg->flags);
@@ -75,10 +76,13 @@ static int rtrs_clt_check_conn_rsp_2_1(const struct rtrs_msg_conn_rsp_2_1 *msg,
 				       size_t len, u32 queue_depth,
 				       struct rtrs_clt_limits *lim)
 {
-	u32 qd, io, hdr, inl;
+	u32 qd, io, hdr, inl, rdb = 0;
 
-	if (len < sizeof(*msg))
+	/* A server of an earlier 2.1 build sends no max_read_buf. */
+	if (len < offsetofend(typeof(*msg), max_inline_size))
 		return -EMSGSIZE;
+	if (len >= sizeof(*msg))
+		rdb = le32_to_cpu(msg->max_read_buf);
 	if (msg->errno)
 		return -EREMOTEIO;
 
@@ -99,6 +103,7 @@ static int rtrs_clt_check_conn_rsp_2_1(const struct rtrs_msg_conn_rsp_2_1 *msg,
 	lim->max_io_size = io;
 	lim->max_hdr_size = hdr;
 	lim->max_inline_size = inl;
+	lim->max_read_buf = min(rdb, io);
 	lim->chunk_size = 0;
 	lim->off_bits = 0;
 	lim->flags = 0;
@@ -130,7 +135,9 @@ static int rtrs_clt_check_conn_rsp_2_1(const struct rtrs_msg_conn_rsp_2_1 *msg,
  * 2.1: the IO size must be at least %RTRS_CLT_MIN_IO_SIZE_2_1, the header
  * room must hold struct rtrs_msg_io_req and be at most
  * %RTRS_CLT_MAX_HDR_SIZE, and the inline size (0: no inline WRITE) at
- * most the IO size.  @lim gets no chunk size, offset bits or flags.
+ * most the IO size.  A response without max_read_buf (20 bytes) takes no
+ * READ_BUF; a max_read_buf beyond the IO size counts as the IO size.
+ * @lim gets no chunk size, offset bits or flags.
  *
  * Return: 0 with @lim filled; -EMSGSIZE, -EPROTO, -EPROTONOSUPPORT,
  * -EREMOTEIO or -ERANGE.

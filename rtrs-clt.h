@@ -89,6 +89,13 @@
 #define RTRS_CLT_MAX_IO_SIZE_2_1	SZ_4M
 
 /*
+ * A 2.1 path's read buffer of each request slot: a READ of up to this
+ * much (and up to the server's max_read_buf) is a READ_BUF, its data
+ * written there by the server and copied to the user's pages.
+ */
+#define RTRS_CLT_READ_BUF		SZ_4K
+
+/*
  * A request in flight this long makes its connection send a probe (a
  * signaled zero-length RDMA WRITE); a probe that has not completed after
  * RTRS_CLT_PROBE_MS means the connection is stuck, and the path fails.
@@ -163,10 +170,12 @@ enum rtrs_clt_mp_policy {
  * struct rtrs_clt_cpu_stats - per-CPU request counters of a path
  * @cnt: requests posted, by direction (READ, WRITE)
  * @bytes: data bytes of those requests
+ * @read_bufs: READ requests of those sent as 2.1 READ_BUF
  */
 struct rtrs_clt_cpu_stats {
 	u64	cnt[2];
 	u64	bytes[2];
+	u64	read_bufs;
 };
 
 /**
@@ -311,6 +320,8 @@ struct rtrs_clt_con {
  * @in_use: a request is in flight in this slot
  * @responded: the response arrived; another one is a protocol error
  * @mr_valid: @mr is registered and not yet invalidated
+ * @read_buf: a 2.1 READ_BUF: its data comes into the slot's read buffer
+ *	(&rtrs_clt_rdbufs), its response with it as an immediate
  *
  * A slot is only touched by the submitter until it sets @in_use (with
  * release semantics) right before posting, then by the completion context
@@ -345,6 +356,27 @@ struct rtrs_clt_io_req {
 	bool			in_use;
 	bool			responded;
 	bool			mr_valid;
+	bool			read_buf;
+};
+
+/**
+ * struct rtrs_clt_rdbufs - the read buffers of a 2.1 path
+ * @mr: registers every slot's buffer once, for the server to RDMA-write
+ *	into: slot i at @mr->iova + i * %RTRS_CLT_READ_BUF; NULL when the
+ *	path has no read buffers
+ * @reg: REG_MR of @mr, posted before the INFO_REQ
+ * @pages: the page of each slot
+ * @dma: DMA address of each page, mapped from the device
+ *
+ * The server reaches only these buffers, and only while the path's
+ * connections are up; what it writes there is READ data it supplies
+ * anyway.
+ */
+struct rtrs_clt_rdbufs {
+	struct ib_mr		*mr;
+	struct ib_reg_wr	reg;
+	struct page		**pages;
+	dma_addr_t		*dma;
 };
 
 /**
@@ -355,6 +387,8 @@ struct rtrs_clt_io_req {
  *	to the data of an inline WRITE (2.1)
  * @max_inline_size: 2.1, largest data length of an inline WRITE (0: none);
  *	0 for 2.0
+ * @max_read_buf: 2.1, largest data length of a READ_BUF, the server's cut
+ *	to what the path's read buffers hold (0: none); 0 for 2.0
  * @chunk_size: 2.0, @max_io_size + @max_hdr_size; 0 for 2.1
  * @off_bits: 2.0, rtrs_imm_off_bits() of @queue_depth; 0 for 2.1
  * @flags: 2.0, %RTRS_MSG_NEW_RKEY_F or not; 0 for 2.1
@@ -367,6 +401,7 @@ struct rtrs_clt_limits {
 	u32		max_io_size;
 	u32		max_hdr_size;
 	u32		max_inline_size;
+	u32		max_read_buf;
 	u32		chunk_size;
 	unsigned int	off_bits;
 	u32		flags;
@@ -420,6 +455,7 @@ static inline bool rtrs_clt_lim_2_1(const struct rtrs_clt_limits *lim)
  *	its permit's chunk, a 2.1 request the slot of its permit's mem_id,
  *	which is its message id on the wire
  * @rbufs: the server's chunks; NULL on a 2.1 path, which has none
+ * @rd: a 2.1 path's read buffers, one per request slot
  * @lim: what the server offered in its connection response: the path's
  *	queue depth, chunk and IO sizes; the session folds them into its
  *	own (rtrs_clt_sess_set_limits()).  A 2.1 path's IO size is cut to
@@ -466,6 +502,7 @@ struct rtrs_clt_path {
 	struct ib_cqe		hb_cqe;
 	struct rtrs_clt_io_req	*reqs;
 	struct rtrs_rbuf	*rbufs;
+	struct rtrs_clt_rdbufs	rd;
 	struct rtrs_clt_limits	lim;
 	u32			max_pages_per_mr;
 	u32			max_send_sge;

@@ -80,9 +80,12 @@
  *	from the client's memory region
  * @RTRS_MSG_WRITE_INLINE: 2.1, a WRITE request that carries its data
  * @RTRS_MSG_IO_RSP: 2.1, the server's response to a request
+ * @RTRS_MSG_READ_BUF: 2.1, a small READ request; the server writes the
+ *	data, and the response as the immediate, into the client's read
+ *	buffer with one RDMA WRITE WITH IMMEDIATE
  *
  * Carried in the first __le16 of every message.  Types 0 to 4 are
- * protocol 2.0's; 5 to 8 exist only on a path that agreed on 2.1.
+ * protocol 2.0's; 5 to 9 exist only on a path that agreed on 2.1.
  */
 enum rtrs_msg_types {
 	RTRS_MSG_INFO_REQ	= 0,
@@ -94,6 +97,7 @@ enum rtrs_msg_types {
 	RTRS_MSG_WRITE_REQ	= 6,
 	RTRS_MSG_WRITE_INLINE	= 7,
 	RTRS_MSG_IO_RSP		= 8,
+	RTRS_MSG_READ_BUF	= 9,
 };
 
 /**
@@ -316,7 +320,9 @@ RTRS_WIRE_SIZE(struct rtrs_msg_rdma_hdr, 2);
  * data, which starts at the connection response's max_hdr_size so that
  * it lands at the start of the receive buffer's data page.  A response is
  * one SEND of struct rtrs_msg_io_rsp, with invalidation of the client's
- * memory region when the request named one.
+ * memory region when the request named one; the response to a READ_BUF is
+ * instead the immediate (%RTRS_IO_RSP_IMM) of the RDMA WRITE WITH
+ * IMMEDIATE that brings its data.
  */
 
 /**
@@ -331,6 +337,9 @@ RTRS_WIRE_SIZE(struct rtrs_msg_rdma_hdr, 2);
  * @max_inline_size: largest data length of an inline WRITE; a request
  *	without inline data may fill both, @max_hdr_size plus this, with its
  *	header and user message
+ * @max_read_buf: largest data length of a READ_BUF; 0 when the server
+ *	takes none.  A client that reads a response shorter than this field
+ *	(a server of an earlier 2.1 build sent 20 bytes) takes it as 0
  *
  * Sent instead of struct rtrs_msg_conn_rsp when the server agrees to 2.1;
  * the two share @magic, @version and @errno, which the client reads first.
@@ -343,26 +352,30 @@ struct rtrs_msg_conn_rsp_2_1 {
 	__le32	max_io_size;
 	__le32	max_hdr_size;
 	__le32	max_inline_size;
+	__le32	max_read_buf;
 };
 
-RTRS_WIRE_SIZE(struct rtrs_msg_conn_rsp_2_1, 20);
+RTRS_WIRE_SIZE(struct rtrs_msg_conn_rsp_2_1, 24);
 RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, version, 2);
 RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, errno, 4);
 RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, queue_depth, 6);
 RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, max_io_size, 8);
 RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, max_hdr_size, 12);
 RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, max_inline_size, 16);
+RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, max_read_buf, 20);
 
 /**
  * struct rtrs_msg_io_req - header of a 2.1 READ or WRITE request
- * @type: %RTRS_MSG_READ_REQ or %RTRS_MSG_WRITE_REQ
+ * @type: %RTRS_MSG_READ_REQ, %RTRS_MSG_WRITE_REQ or %RTRS_MSG_READ_BUF
  * @usr_len: length of the user message that follows this header
  * @msg_id: the client's id of the request, below the queue depth; the
  *	response carries it back
  * @desc: the client's memory region: the server RDMA-writes a READ's data
  *	into it, RDMA-reads a WRITE's data from it; @desc.len is the data
  *	length, up to max_io_size.  A request with no data (a flush, a
- *	close) names no region: length, address and key are all 0
+ *	close) names no region: length, address and key are all 0.  A
+ *	READ_BUF names the place of its message id in the client's read
+ *	buffers, registered once for the path: 1 to max_read_buf bytes
  */
 struct rtrs_msg_io_req {
 	__le16	type;
@@ -439,7 +452,9 @@ static inline u16 rtrs_proto_agree(u16 peer, u8 max_minor)
  *
  * RTRS_IO_RSP_IMM, RTRS_IO_RSP_W_INV_IMM (server to client): errno
  * magnitude in bits 27..19, message (chunk) id in bits 18..0.  The W_INV form
- * says the response is a SEND WITH INVALIDATE of the client's MR.
+ * says the response is a SEND WITH INVALIDATE of the client's MR.  On a
+ * 2.1 path only the response to a READ_BUF is an immediate, RTRS_IO_RSP_IMM
+ * with the request's message id.
  *
  * RTRS_HB_MSG_IMM, RTRS_HB_ACK_IMM: heartbeat and its ack, no payload.
  */

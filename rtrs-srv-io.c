@@ -501,7 +501,9 @@ void rtrs_srv_stop_responses(struct rtrs_srv_con *con)
  * client before (rxe sends from a tasklet of this CPU).
  *
  * A retiring 2.1 request (@end false) is left alone once posted: the
- * completion of its data ends it, and may already have.
+ * completion of its data ends it, and may already have.  A response that
+ * comes signaled (a READ_BUF's RDMA WRITE WITH IMMEDIATE of data) is not
+ * in the batch: its own completion counts it done.
  *
  * Return: 0, -ESHUTDOWN when the connection no longer takes responses, or
  * the error of the post; @op is not released then.
@@ -511,8 +513,8 @@ static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 				 struct ib_send_wr *first,
 				 struct ib_send_wr *rsp, bool end)
 {
+	bool own = rsp->send_flags & IB_SEND_SIGNALED, signal = false;
 	unsigned long flags;
-	bool signal;
 	int err;
 
 	spin_lock_irqsave(&con->rsp_post_lock, flags);
@@ -520,18 +522,22 @@ static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 		spin_unlock_irqrestore(&con->rsp_post_lock, flags);
 		return -ESHUTDOWN;
 	}
-	signal = ++con->rsp_unsig == con->rsp_batch;
-	if (signal) {
-		rsp->send_flags |= IB_SEND_SIGNALED;
-		con->rsp_unsig = 0;
-		if (atomic_inc_return(&con->rsp_inflight) == 1)
-			WRITE_ONCE(con->rsp_stamp, jiffies);
+	if (!own) {
+		signal = ++con->rsp_unsig == con->rsp_batch;
+		if (signal) {
+			rsp->send_flags |= IB_SEND_SIGNALED;
+			con->rsp_unsig = 0;
+		}
 	}
+	if ((own || signal) && atomic_inc_return(&con->rsp_inflight) == 1)
+		WRITE_ONCE(con->rsp_stamp, jiffies);
 	err = ib_post_send(con->c.qp, first, NULL);
 	if (!err) {
 		con->rsp_posts++;
 		if (end)
 			rtrs_srv_op_end(con_to_path(con), op);
+	} else if (own) {
+		atomic_dec(&con->rsp_inflight);
 	} else if (signal) {
 		atomic_dec(&con->rsp_inflight);
 		con->rsp_unsig = con->rsp_batch - 1;
@@ -543,13 +549,11 @@ static int rtrs_srv_post_rsp_wrs(struct rtrs_srv_con *con,
 }
 
 /*
- * 2.1: map a READ's data buffer for its RDMA WRITE, which the completion
- * of &rtrs_srv_op.data_cqe unmaps.
+ * 2.1: map a READ's data buffer for the work request that sends it, whose
+ * completion (&rtrs_srv_op.data_cqe) unmaps it.
  */
-static int rtrs_srv_add_data_wr_2_1(struct rtrs_srv_con *con,
-				    struct rtrs_srv_op *op,
-				    struct rtrs_srv_rsp_wrs *w,
-				    struct ib_send_wr ***tail)
+static int rtrs_srv_map_data_2_1(struct rtrs_srv_con *con,
+				 struct rtrs_srv_op *op, struct ib_sge *sge)
 {
 	struct rtrs_srv_path *path = con_to_path(con);
 	struct ib_device *ib_dev = path->s.dev->ib_dev;
@@ -559,9 +563,17 @@ static int rtrs_srv_add_data_wr_2_1(struct rtrs_srv_con *con,
 					 DMA_TO_DEVICE);
 	if (ib_dma_mapping_error(ib_dev, op->data_dma))
 		return -ENOMEM;
-	w->data_sge.addr = op->data_dma;
-	w->data_sge.length = len;
-	w->data_sge.lkey = path->s.dev->ib_pd->local_dma_lkey;
+	sge->addr = op->data_dma;
+	sge->length = len;
+	sge->lkey = path->s.dev->ib_pd->local_dma_lkey;
+	return 0;
+}
+
+/* 2.1: a READ_REQ's data, mapped, by RDMA WRITE into the client's MR. */
+static void rtrs_srv_add_data_wr_2_1(struct rtrs_srv_op *op,
+				     struct rtrs_srv_rsp_wrs *w,
+				     struct ib_send_wr ***tail)
+{
 	w->data.wr.opcode = IB_WR_RDMA_WRITE;
 	w->data.wr.wr_cqe = &op->data_cqe;
 	w->data.wr.send_flags = IB_SEND_SIGNALED;
@@ -570,7 +582,35 @@ static int rtrs_srv_add_data_wr_2_1(struct rtrs_srv_con *con,
 	w->data.remote_addr = le64_to_cpu(op->desc.addr);
 	w->data.rkey = le32_to_cpu(op->desc.key);
 	rtrs_srv_chain(tail, &w->data.wr);
-	return 0;
+}
+
+/*
+ * 2.1: the response to a READ_BUF, one RDMA WRITE WITH IMMEDIATE into the
+ * client's read buffer: of the data (@data, mapped), or of nothing, and
+ * the response as the immediate.  With data it is signaled on
+ * &rtrs_srv_op.data_cqe, whose completion gives the data buffer back and
+ * counts the response done (rtrs_srv_read_buf_sent()); without, it goes
+ * in the batch of responses like a SEND.
+ */
+static void rtrs_srv_add_read_buf_wr(struct rtrs_srv_con *con,
+				     struct rtrs_srv_op *op, int status,
+				     bool data, struct rtrs_srv_rsp_wrs *w,
+				     struct ib_send_wr ***tail)
+{
+	w->rsp.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+	w->rsp.wr.ex.imm_data = cpu_to_be32(rtrs_io_rsp_imm(op->msg_id, status,
+							    false));
+	w->rsp.remote_addr = le64_to_cpu(op->desc.addr);
+	w->rsp.rkey = le32_to_cpu(op->desc.key);
+	if (data) {
+		w->rsp.wr.wr_cqe = &op->data_cqe;
+		w->rsp.wr.send_flags = IB_SEND_SIGNALED;
+		w->rsp.wr.sg_list = &w->data_sge;
+		w->rsp.wr.num_sge = 1;
+	} else {
+		w->rsp.wr.wr_cqe = &con->rsp_cqe;
+	}
+	rtrs_srv_chain(tail, &w->rsp.wr);
 }
 
 /*
@@ -623,7 +663,7 @@ static void rtrs_srv_post_rsp_2_1(struct rtrs_srv_con *con,
 	int err;
 
 	trace_rtrs_srv_answer(path, op->msg_id, status);
-	if (data && rtrs_srv_add_data_wr_2_1(con, op, &w, &tail)) {
+	if (data && rtrs_srv_map_data_2_1(con, op, &w.data_sge)) {
 		status = -EIO;
 		data = false;
 	}
@@ -631,7 +671,13 @@ static void rtrs_srv_post_rsp_2_1(struct rtrs_srv_con *con,
 		rtrs_srv_give_rbuf(path, op);
 	else
 		rtrs_srv_op_release_2_1(path, op);
-	rtrs_srv_add_rsp_wr_2_1(con, op, status, &w, &tail);
+	if (op->type == RTRS_MSG_READ_BUF) {
+		rtrs_srv_add_read_buf_wr(con, op, status, data, &w, &tail);
+	} else {
+		if (data)
+			rtrs_srv_add_data_wr_2_1(op, &w, &tail);
+		rtrs_srv_add_rsp_wr_2_1(con, op, status, &w, &tail);
+	}
 	if (data) {
 		spin_lock_irqsave(&op->lock, flags);
 		op->retiring = true;
@@ -759,6 +805,20 @@ static void rtrs_srv_responses_done(struct rtrs_srv_con *con, u32 n)
 	atomic_dec(&con->rsp_inflight);
 	atomic_add(n * RTRS_SRV_RSP_WRS, &con->c.sq_wr_avail);
 	rtrs_srv_kick_waiting(con);
+}
+
+/**
+ * rtrs_srv_read_buf_sent() - a READ_BUF's response with data completed
+ * @con: the connection it went out on
+ *
+ * That response is signaled on its own, outside the batch of the
+ * others (rtrs_srv_post_rsp_wrs()): its send queue room is free.
+ *
+ * Context: softirq, or the drain.
+ */
+void rtrs_srv_read_buf_sent(struct rtrs_srv_con *con)
+{
+	rtrs_srv_responses_done(con, 1);
 }
 
 static void rtrs_srv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)

@@ -47,6 +47,17 @@ MODULE_PARM_DESC(always_invalidate,
 		 "Invalidate and re-key each chunk for every IO (default Y)");
 
 /*
+ * 2.1: READs of up to RTRS_SRV_READ_BUF_2_1 bytes may come as READ_BUF,
+ * answered by one RDMA WRITE WITH IMMEDIATE into the client's read buffer
+ * instead of an RDMA WRITE and a SEND WITH INVALIDATE.  Off, the
+ * connection response says so and such clients register every READ.
+ */
+static bool rtrs_srv_read_bufs = true;
+module_param_named(read_bufs, rtrs_srv_read_bufs, bool, 0444);
+MODULE_PARM_DESC(read_bufs,
+		 "2.1: answer READs of up to 4 KiB into the client's read buffers, data and response in one RDMA WRITE WITH IMMEDIATE (default Y)");
+
+/*
  * A path holds its queue pairs from its first connection on; one whose
  * client never completes it (the other connections or the INFO_REQ never
  * come) must not hold them forever.
@@ -190,6 +201,8 @@ static struct rtrs_srv_sess *rtrs_srv_alloc_sess(struct rtrs_srv_ctx *ctx,
 		 * data goes through buffers of the server's pool.
 		 */
 		sess->max_io_size = RTRS_SRV_MAX_IO_2_1;
+		sess->max_read_buf = rtrs_srv_read_bufs ?
+				     RTRS_SRV_READ_BUF_2_1 : 0;
 		rtrs_srv_pool_user_init(&rtrs_srv_buf_pool, &sess->pool_user);
 		return sess;
 	}
@@ -732,6 +745,7 @@ static int rtrs_srv_accept_2_1(struct rtrs_srv_path *path,
 		.max_io_size = cpu_to_le32(sess->max_io_size),
 		.max_hdr_size = cpu_to_le32(RTRS_SRV_HDR_SIZE_2_1),
 		.max_inline_size = cpu_to_le32(PAGE_SIZE),
+		.max_read_buf = cpu_to_le32(sess->max_read_buf),
 	};
 	struct rdma_conn_param param = {
 		.rnr_retry_count = 7,

@@ -8,8 +8,8 @@
  *
  *  - an inline WRITE at once, with its data where it landed, in the
  *    buffer's page;
- *  - a READ once it has a data buffer from the server's pool, for the user
- *    to fill;
+ *  - a READ (READ_REQ or READ_BUF) once it has a data buffer from the
+ *    server's pool, for the user to fill;
  *  - a WRITE of more data once it has a data buffer and the data has come
  *    into it by RDMA READ from the client's memory region.
  *
@@ -221,7 +221,9 @@ static void rtrs_srv_data_sent(struct ib_cq *cq, struct ib_wc *wc)
 	ib_dma_unmap_single(path->s.dev->ib_dev, op->data_dma,
 			    le32_to_cpu(op->desc.len), DMA_TO_DEVICE);
 	/* A failure fails the path; the handle retires all the same. */
-	rtrs_srv_wc_ok(path, wc, "RDMA WRITE of READ data");
+	if (rtrs_srv_wc_ok(path, wc, "RDMA WRITE of READ data") &&
+	    op->type == RTRS_MSG_READ_BUF)
+		rtrs_srv_read_buf_sent(op->con);
 	rtrs_srv_retired(path, op);
 }
 
@@ -298,6 +300,7 @@ static void rtrs_srv_req(struct rtrs_srv_con *con, struct rtrs_srv_rbuf *rb,
 		.max_io_size	 = sess->max_io_size,
 		.max_hdr_size	 = RTRS_SRV_HDR_SIZE_2_1,
 		.max_inline_size = PAGE_SIZE,
+		.max_read_buf	 = sess->max_read_buf,
 	};
 	struct rtrs_srv_io_2_1 io;
 	int err;
@@ -330,9 +333,11 @@ static void rtrs_srv_req(struct rtrs_srv_con *con, struct rtrs_srv_rbuf *rb,
 	op->type = io.type;
 	op->off = io.usr_len;
 	op->data_len = io.data_len;
-	op->dir = io.type == RTRS_MSG_READ_REQ ? READ : WRITE;
+	op->dir = io.type == RTRS_MSG_READ_REQ ||
+		  io.type == RTRS_MSG_READ_BUF ? READ : WRITE;
 	op->sg_cnt = io.type != RTRS_MSG_WRITE_INLINE && io.data_len;
-	op->need_inval = op->sg_cnt;
+	/* A read buffer stays registered: nothing to invalidate. */
+	op->need_inval = op->sg_cnt && io.type != RTRS_MSG_READ_BUF;
 	op->desc.addr = cpu_to_le64(io.addr);
 	op->desc.key = cpu_to_le32(io.rkey);
 	op->desc.len = cpu_to_le32(io.data_len);

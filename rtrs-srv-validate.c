@@ -365,6 +365,26 @@ static int rtrs_srv_check_mr_req_2_1(const void *buf, size_t len,
 	return 0;
 }
 
+/*
+ * A READ_BUF: a READ_REQ of 1 to max_read_buf bytes, on a path whose
+ * connection response announced it takes them.
+ */
+static int rtrs_srv_check_read_buf_2_1(const void *buf, size_t len,
+				       const struct rtrs_srv_limits_2_1 *lim,
+				       struct rtrs_srv_io_2_1 *io)
+{
+	int err;
+
+	if (!lim->max_read_buf)
+		return -EPROTO;
+	err = rtrs_srv_check_mr_req_2_1(buf, len, lim, io);
+	if (err)
+		return err;
+	if (!io->data_len || io->data_len > lim->max_read_buf)
+		return -ERANGE;
+	return 0;
+}
+
 /* A WRITE_INLINE: the data fills the SEND from max_hdr_size to its end. */
 static int rtrs_srv_check_inline_2_1(const void *buf, size_t len,
 				     const struct rtrs_srv_limits_2_1 *lim,
@@ -410,6 +430,8 @@ static int rtrs_srv_check_inline_2_1(const void *buf, size_t len,
  * up to @lim->max_io_size bytes, is in the client's memory region, whose
  * end, address plus length, must fit in 64 bits.  One with no data (rnbd's
  * flushes and closes) names no region: address and key are 0 as well.
+ * A READ_BUF follows the same rules, with 1 to @lim->max_read_buf bytes
+ * of data, and only when that is not 0.
  *
  * A WRITE_INLINE's data, 1 to @lim->max_inline_size bytes, starts at
  * offset @lim->max_hdr_size and ends where the SEND ends.
@@ -419,11 +441,13 @@ static int rtrs_srv_check_inline_2_1(const void *buf, size_t len,
  * Return: 0 with @io filled, or the error of the first rule broken:
  * -EMSGSIZE for a SEND shorter than its header, its user message or its
  * inline data; -EPROTO for a type other than %RTRS_MSG_READ_REQ,
- * %RTRS_MSG_WRITE_REQ and %RTRS_MSG_WRITE_INLINE, or a SEND longer than
- * its request; -ERANGE for a header and user message beyond
+ * %RTRS_MSG_WRITE_REQ, %RTRS_MSG_WRITE_INLINE and %RTRS_MSG_READ_BUF (that
+ * one only when @lim->max_read_buf is not 0), or a SEND longer than its
+ * request; -ERANGE for a header and user message beyond
  * @lim->max_hdr_size, a message id not below @lim->queue_depth, a data
- * length beyond its limit (or of 0 for an inline WRITE, or with a region
- * named), or a memory region whose end does not fit in 64 bits.  On
+ * length beyond its limit (or of 0 for an inline WRITE or a READ_BUF, or
+ * of 0 with a region named), or a memory region whose end does not fit
+ * in 64 bits.  On
  * error @io holds what was read so far.
  */
 int rtrs_srv_check_io_req_2_1(const void *buf, size_t len,
@@ -443,6 +467,8 @@ int rtrs_srv_check_io_req_2_1(const void *buf, size_t len,
 		return rtrs_srv_check_mr_req_2_1(buf, len, lim, io);
 	case RTRS_MSG_WRITE_INLINE:
 		return rtrs_srv_check_inline_2_1(buf, len, lim, io);
+	case RTRS_MSG_READ_BUF:
+		return rtrs_srv_check_read_buf_2_1(buf, len, lim, io);
 	}
 	return -EPROTO;
 }

@@ -61,6 +61,8 @@ struct rtrs_srv_srq;
  */
 #define RTRS_SRV_HDR_SIZE_2_1	512
 #define RTRS_SRV_MAX_IO_2_1	SZ_1M
+/* Largest READ_BUF a 2.1 session takes, when it takes them at all. */
+#define RTRS_SRV_READ_BUF_2_1	SZ_4K
 
 /**
  * struct rtrs_srv_rbuf - a receive buffer of a 2.1 shared receive queue
@@ -391,6 +393,8 @@ struct rtrs_srv_ctx {
  * @chunk_size: bytes per chunk, a power of two
  * @max_io_size: largest data length of a request: @chunk_size less the
  *	header room
+ * @max_read_buf: (2.1) largest data length of a READ_BUF, 0 for none: what
+ *	the connection responses of the session announce
  * @chunks: the chunks, allocated once for the session's lifetime
  * @owners: for each chunk, the request that owns it and those that wait
  *	for it; allocated with @chunks
@@ -414,6 +418,7 @@ struct rtrs_srv_sess {
 	u32			queue_depth;
 	u32			chunk_size;
 	u32			max_io_size;
+	u32			max_read_buf;
 	struct page		**chunks;
 	struct rtrs_srv_chunk_owner *owners;
 	struct rtrs_srv_pool_user pool_user;
@@ -648,6 +653,7 @@ struct rtrs_srv_io_hdr {
  * @max_hdr_size: room for a request's header and user message; an inline
  *	WRITE's data starts at this offset of the SEND
  * @max_inline_size: largest data length of a WRITE_INLINE
+ * @max_read_buf: largest data length of a READ_BUF; 0: none is taken
  *
  * The values the server announced in struct rtrs_msg_conn_rsp_2_1.
  */
@@ -656,15 +662,17 @@ struct rtrs_srv_limits_2_1 {
 	u32			max_io_size;
 	u32			max_hdr_size;
 	u32			max_inline_size;
+	u32			max_read_buf;
 };
 
 /**
  * struct rtrs_srv_io_2_1 - a 2.1 request, checked
- * @type: %RTRS_MSG_READ_REQ, %RTRS_MSG_WRITE_REQ or %RTRS_MSG_WRITE_INLINE
+ * @type: %RTRS_MSG_READ_REQ, %RTRS_MSG_WRITE_REQ, %RTRS_MSG_READ_BUF or
+ *	%RTRS_MSG_WRITE_INLINE
  * @msg_id: the client's id of the request, below the queue depth
  * @usr_len: length of the user message right after the header
- * @data_len: length of the data: the memory region's for a READ_REQ or
- *	WRITE_REQ, the inline data's for a WRITE_INLINE
+ * @data_len: length of the data: the memory region's for a READ_REQ,
+ *	WRITE_REQ or READ_BUF, the inline data's for a WRITE_INLINE
  * @addr: address of the client's memory region; 0 for a WRITE_INLINE
  * @rkey: rkey of the client's memory region; 0 for a WRITE_INLINE
  */
@@ -721,6 +729,7 @@ void rtrs_srv_op_end(struct rtrs_srv_path *path, struct rtrs_srv_op *op);
 void rtrs_srv_op_release_2_1(struct rtrs_srv_path *path,
 			     struct rtrs_srv_op *op);
 void rtrs_srv_op_end_2_1(struct rtrs_srv_path *path, struct rtrs_srv_op *op);
+void rtrs_srv_read_buf_sent(struct rtrs_srv_con *con);
 void rtrs_srv_send_hb_ack(struct rtrs_srv_path *path);
 bool rtrs_srv_wc_ok(struct rtrs_srv_path *path, struct ib_wc *wc,
 		    const char *what);

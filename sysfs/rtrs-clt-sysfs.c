@@ -10,7 +10,8 @@
  *                                            cur_latency, reconnect,
  *                                            disconnect, remove_path
  * /sys/class/rtrs-client/<session>/paths/<src@dst>/stats/
- *                                            reads, read_bytes, writes,
+ *                                            reads, read_bytes,
+ *                                            read_bufs, writes,
  *                                            write_bytes, inflight,
  *                                            failovers, quarantined,
  *                                            reconnects, reconnect_fails,
@@ -460,6 +461,19 @@ static ssize_t read_bytes_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(read_bytes);
 
+static ssize_t read_bufs_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	struct rtrs_clt_path *path = to_clt_path_dev(dev);
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(path->stats.pcpu, cpu)->read_bufs);
+	return sysfs_emit(buf, "%llu\n", sum);
+}
+static DEVICE_ATTR_RO(read_bufs);
+
 static ssize_t writes_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
 {
@@ -546,6 +560,7 @@ static DEVICE_ATTR_WO(reset_all);
 static struct attribute *rtrs_clt_stats_attrs[] = {
 	&dev_attr_reads.attr,
 	&dev_attr_read_bytes.attr,
+	&dev_attr_read_bufs.attr,
 	&dev_attr_writes.attr,
 	&dev_attr_write_bytes.attr,
 	&dev_attr_inflight.attr,
