@@ -637,16 +637,16 @@ for c in ${HOSTILE_IO_CASES:-imm-type chunk-id chunk-off usr-len \
 	check "IO $c closes the path" peer_case "$c" 1
 done
 # Protocol 2.1 (Documentation/rtrs.rst, "2.1 on the wire"): a session of
-# the peer's that asks for 2.1 has its inline WRITE, WRITE_REQ and
-# READ_REQ served; each lie closes the path (see "protocol 2.1" in
+# the peer's that asks for 2.1 has its inline WRITE, WRITE_REQ,
+# READ_REQ and READ_BUF served; each lie closes the path (see "protocol 2.1" in
 # rtrs-peer.c), among them regions the server's RDMA READ or WRITE cannot
 # reach and a connection that takes no more responses; requests beyond
 # the shared receive queue are served.
 check "the peer's 2.1 IO is served" peer_case v21-good 0
 for c in ${HOSTILE_V21_CASES:-v21-type v21-usr-len v21-msg-id v21-dup-id \
 		v21-len v21-inline-short v21-inline-long v21-inline-big \
-		v21-zero-key v21-con0 v21-imm v21-bad-rkey v21-dereg \
-		v21-norepost}; do
+		v21-zero-key v21-con0 v21-imm v21-bad-rkey v21-rdbuf-len \
+		v21-rdbuf-zero v21-dereg v21-norepost}; do
 	check "2.1 $c closes the path" peer_case "$c" 1
 done
 check "2.1 requests beyond the receive queue are all served" v21_rq

@@ -148,7 +148,8 @@ memory_of_session() {
 # slabs shrunk before each reading: client 10.2 to 12.6 MiB (8 of slab,
 # 4.6 of it rxe's page maps of the 512 MRs, two 4 KiB maps each for the
 # 257 pages of 1 MiB at any offset; 2 of vmalloc), server 4.5 MiB and
-# the queue's 4.  The protocol's aim is 12 and 4 MiB; the bounds hold
+# the queue's 4; since then the client's read buffers (READ_BUF) add a
+# page per request slot, 2 MiB.  The protocol's aim is 12 and 4 MiB; the bounds hold
 # what this kernel measures with room, and fail on the client of before
 # (30 MiB: queues of 32 SGEs, 8 KiB send buffers), on a queue or chunks
 # of the server's per session, and on 2.0 (64 MiB of chunks).

@@ -145,6 +145,9 @@ static void conn_rsp(struct kunit *test)
 #define MAX_IO21 SZ_1M
 #define HDR21 512
 #define INLINE21 4096
+#define RDBUF21 4096
+/* A response of an earlier 2.1 server: no max_read_buf. */
+#define RSP21_OLD_LEN offsetofend(RSP21, max_inline_size)
 #define VER21 (RTRS_PROTO_VER_MAJOR << 8 | RTRS_PROTO_MINOR_2_1)
 /* Smallest header room: a READ or WRITE request header. */
 #define MIN_HDR21 sizeof(struct rtrs_msg_io_req)
@@ -163,7 +166,18 @@ static const struct rsp21_case rsp21_cases[] = {
 	{ "valid, later connection", RSP21_LEN, QD, {}, 0 },
 	/* IB's CM pads private data with zeros to its full size. */
 	{ "longer private data", RSP_LEN, 0, {}, 0 },
-	{ "one byte short", RSP21_LEN - 1, 0, {}, -EMSGSIZE },
+	{ "one byte short of max_read_buf: none", RSP21_LEN - 1, 0, {}, 0 },
+	{ "without max_read_buf: none", RSP21_OLD_LEN, 0, {}, 0 },
+	{ "one byte short of max_inline_size", RSP21_OLD_LEN - 1, 0, {},
+	  -EMSGSIZE },
+	{ "no READ_BUF", RSP21_LEN, 0, { P32(RSP21, max_read_buf, 0) }, 0 },
+	{ "READ_BUF of one byte", RSP21_LEN, 0,
+	  { P32(RSP21, max_read_buf, 1) }, 0 },
+	/* Cut to the IO size, for the client to take what it can hold. */
+	{ "READ_BUF of the max IO size", RSP21_LEN, 0,
+	  { P32(RSP21, max_read_buf, MAX_IO21) }, 0 },
+	{ "READ_BUF of 0xffffffff", RSP21_LEN, 0,
+	  { P32(RSP21, max_read_buf, 0xffffffff) }, 0 },
 	{ "magic, version and errno only", 6, 0, {}, -EMSGSIZE },
 	{ "one byte short of the errno", 5, 0, {}, -EMSGSIZE },
 	{ "magic off by one", RSP21_LEN, 0,
@@ -244,6 +258,7 @@ static void conn_rsp_2_1(struct kunit *test)
 	m.rsp.max_io_size = cpu_to_le32(MAX_IO21);
 	m.rsp.max_hdr_size = cpu_to_le32(HDR21);
 	m.rsp.max_inline_size = cpu_to_le32(INLINE21);
+	m.rsp.max_read_buf = cpu_to_le32(RDBUF21);
 	for (i = 0; i < ARRAY_SIZE(c->p); i++)
 		apply(&m, &c->p[i]);
 
@@ -259,6 +274,10 @@ static void conn_rsp_2_1(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, lim.max_hdr_size, le32_to_cpu(m.rsp.max_hdr_size));
 	KUNIT_EXPECT_EQ(test, lim.max_inline_size,
 			le32_to_cpu(m.rsp.max_inline_size));
+	/* A response too short for max_read_buf takes no READ_BUF. */
+	KUNIT_EXPECT_EQ(test, lim.max_read_buf, c->len < RSP21_LEN ? 0 :
+			min(le32_to_cpu(m.rsp.max_read_buf),
+			    le32_to_cpu(m.rsp.max_io_size)));
 	KUNIT_EXPECT_EQ(test, lim.chunk_size, 0);
 	KUNIT_EXPECT_EQ(test, lim.off_bits, 0);
 	KUNIT_EXPECT_EQ(test, lim.flags, 0);

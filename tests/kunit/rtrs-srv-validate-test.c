@@ -446,6 +446,8 @@ static void io_hdr(struct kunit *test)
 #define DESC_LEN21	(64u << 10)
 #define ADDR21		0x1122334455660000ull
 #define RKEY21		0xabcd1234u
+#define RDBUF21		4096u	/* largest READ_BUF, and the valid one's */
+#define NO_RDBUF	U32_MAX	/* a path that takes no READ_BUF */
 
 #define IOREQ		struct rtrs_msg_io_req
 #define INL		struct rtrs_msg_write_inline
@@ -454,6 +456,7 @@ static void io_hdr(struct kunit *test)
 #define RDQ		RTRS_MSG_READ_REQ
 #define WRQ		RTRS_MSG_WRITE_REQ
 #define WIN		RTRS_MSG_WRITE_INLINE
+#define RDB		RTRS_MSG_READ_BUF
 /* Large enough for a request with a user message of 0xffff bytes. */
 #define BUF21		(sizeof(IOREQ) + 0xffff + HDR21 + INLINE21)
 
@@ -465,6 +468,7 @@ struct io21_case {
 	u32 max_hdr;		/* 0: HDR21 */
 	u32 max_inline;		/* 0: INLINE21 */
 	int want;
+	u32 max_rdbuf;		/* 0: RDBUF21; NO_RDBUF: 0 */
 };
 
 static const struct io21_case io21_cases[] = {
@@ -499,7 +503,7 @@ static const struct io21_case io21_cases[] = {
 	  0, -EPROTO },
 	{ "type IO_RSP", RDQ, 0, { P16(IOREQ, type, RTRS_MSG_IO_RSP) }, 0, 0,
 	  -EPROTO },
-	{ "type 9", RDQ, 0, { P16(IOREQ, type, 9) }, 0, 0, -EPROTO },
+	{ "type 10", RDQ, 0, { P16(IOREQ, type, 10) }, 0, 0, -EPROTO },
 	{ "type 0xffff", RDQ, 0, { P16(IOREQ, type, 0xffff) }, 0, 0, -EPROTO },
 
 	/*
@@ -654,6 +658,33 @@ static const struct io21_case io21_cases[] = {
 	  -EMSGSIZE },
 	{ "WRITE_INLINE, data length 0xffffffff, inline limit 0xffffffff", WIN,
 	  0, { P32(INL, data_len, U32_MAX) }, 0, U32_MAX, -EMSGSIZE },
+
+	/* READ_BUF: a READ_REQ of 1 to max_read_buf bytes, if announced. */
+	{ "READ_BUF, valid", RDB, 0, {}, 0, 0, 0 },
+	{ "READ_BUF, on a path that takes none", RDB, 0, {}, 0, 0, -EPROTO,
+	  NO_RDBUF },
+	{ "READ_BUF, data length 1", RDB, 0, { P32(IOREQ, desc.len, 1) }, 0, 0,
+	  0 },
+	{ "READ_BUF, data length max read buffer + 1", RDB, 0,
+	  { P32(IOREQ, desc.len, RDBUF21 + 1) }, 0, 0, -ERANGE },
+	{ "READ_BUF, data length max IO", RDB, 0,
+	  { P32(IOREQ, desc.len, MAX_IO21) }, 0, 0, -ERANGE },
+	{ "READ_BUF, data length 0xffffffff", RDB, 0,
+	  { P32(IOREQ, desc.len, U32_MAX) }, 0, 0, -ERANGE },
+	{ "READ_BUF, no data and no region", RDB, 0,
+	  { P32(IOREQ, desc.len, 0), P64(IOREQ, desc.addr, 0),
+	    P32(IOREQ, desc.key, 0) }, 0, 0, -ERANGE },
+	{ "READ_BUF, a larger read buffer limit", RDB, 0,
+	  { P32(IOREQ, desc.len, RDBUF21 + 1) }, 0, 0, 0, 2 * RDBUF21 },
+	{ "READ_BUF, message id at the queue depth", RDB, 0,
+	  { P32(IOREQ, msg_id, QD21) }, 0, 0, -ERANGE },
+	{ "READ_BUF, one byte after the user message", RDB, 1, {}, 0, 0,
+	  -EPROTO },
+	{ "READ_BUF, header only", RDB, -(long)USR21, {}, 0, 0, -EMSGSIZE },
+	{ "READ_BUF, region ends at 2^64", RDB, 0,
+	  { P64(IOREQ, desc.addr, U64_MAX - RDBUF21 + 1) }, 0, 0, -ERANGE },
+	{ "READ_BUF, region ends at address U64_MAX", RDB, 0,
+	  { P64(IOREQ, desc.addr, U64_MAX - RDBUF21) }, 0, 0, 0 },
 };
 
 static void io21_case_desc(const struct io21_case *c, char *desc)
@@ -686,7 +717,8 @@ static long put_req_2_1(u8 *buf, u16 type)
 	h.req.msg_id = cpu_to_le32(7);
 	h.req.desc.addr = cpu_to_le64(ADDR21);
 	h.req.desc.key = cpu_to_le32(RKEY21);
-	h.req.desc.len = cpu_to_le32(DESC_LEN21);
+	h.req.desc.len = cpu_to_le32(type == RTRS_MSG_READ_BUF ? RDBUF21 :
+				     DESC_LEN21);
 	memcpy(buf, &h.req, sizeof(h.req));
 	memset(buf + sizeof(h.req), 0x5a, USR21);
 	return IOREQ_LEN;
@@ -700,6 +732,8 @@ static void io_req_2_1(struct kunit *test)
 		.max_io_size = MAX_IO21,
 		.max_hdr_size = c->max_hdr ?: HDR21,
 		.max_inline_size = c->max_inline ?: INLINE21,
+		.max_read_buf = c->max_rdbuf == NO_RDBUF ? 0 :
+				c->max_rdbuf ?: RDBUF21,
 	};
 	struct rtrs_srv_io_2_1 io;
 	u8 *msg, *rcvd;

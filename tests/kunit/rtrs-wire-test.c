@@ -39,7 +39,7 @@ static void wire_sizes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_rdma_read), 8);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_rdma_write), 4);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_rdma_hdr), 2);
-	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_conn_rsp_2_1), 20);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_conn_rsp_2_1), 24);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_io_req), 24);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_write_inline), 12);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_io_rsp), 8);
@@ -91,6 +91,7 @@ static void wire_conn_rsp_2_1_layout(struct kunit *test)
 		FIELD(struct rtrs_msg_conn_rsp_2_1, max_io_size, 8),
 		FIELD(struct rtrs_msg_conn_rsp_2_1, max_hdr_size, 12),
 		FIELD(struct rtrs_msg_conn_rsp_2_1, max_inline_size, 16),
+		FIELD(struct rtrs_msg_conn_rsp_2_1, max_read_buf, 20),
 	};
 
 	check_fields(test, f, ARRAY_SIZE(f));
@@ -161,6 +162,7 @@ static void wire_constants(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, RTRS_MSG_WRITE_REQ, 6);
 	KUNIT_EXPECT_EQ(test, RTRS_MSG_WRITE_INLINE, 7);
 	KUNIT_EXPECT_EQ(test, RTRS_MSG_IO_RSP, 8);
+	KUNIT_EXPECT_EQ(test, RTRS_MSG_READ_BUF, 9);
 	KUNIT_EXPECT_EQ(test, RTRS_MSG_NEED_INVAL_F, 1);
 	KUNIT_EXPECT_EQ(test, RTRS_MSG_NEW_RKEY_F, 2);
 	KUNIT_EXPECT_EQ(test, RTRS_IO_REQ_IMM, 0);

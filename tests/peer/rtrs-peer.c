@@ -70,6 +70,8 @@
 #define MSG_WRITE_REQ		6
 #define MSG_WRITE_INLINE	7
 #define MSG_IO_RSP		8
+/* A READ of up to max_read_buf: data and response in one WRITE WITH IMM. */
+#define MSG_READ_BUF		9
 
 #define IMM_IO_REQ		0
 #define IMM_IO_RSP		1
@@ -144,7 +146,7 @@ struct rdma_read_hdr {
 
 /*
  * Protocol 2.1.  The connection response of a path that agreed on 2.1:
- * the first 20 bytes of the private data.
+ * the first 24 bytes of the private data.
  */
 struct conn_rsp_2_1 {
 	__u16	magic;
@@ -154,6 +156,7 @@ struct conn_rsp_2_1 {
 	__u32	max_io_size;
 	__u32	max_hdr_size;
 	__u32	max_inline_size;
+	__u32	max_read_buf;
 };
 
 /* READ_REQ, WRITE_REQ: the user message follows; desc is the client's. */
@@ -178,7 +181,7 @@ struct io_rsp {
 	__u32	msg_id;
 };
 
-static_assert(sizeof(struct conn_rsp_2_1) == 20, "2.1 connection response");
+static_assert(sizeof(struct conn_rsp_2_1) == 24, "2.1 connection response");
 static_assert(sizeof(struct io_req) == 24, "READ_REQ and WRITE_REQ header");
 static_assert(sizeof(struct write_inline) == 12, "WRITE_INLINE header");
 static_assert(sizeof(struct io_rsp) == 8, "IO_RSP");
@@ -225,7 +228,7 @@ static struct peer {
 	/* The version the connect requests ask for. */
 	unsigned int		version;
 	/* 2.1: the path's limits, and where its data and regions are. */
-	unsigned int		max_io21, max_hdr21, max_inline21;
+	unsigned int		max_io21, max_hdr21, max_inline21, max_rdbuf21;
 	char			*dbuf;
 	struct ibv_mr		*dmr;
 	struct ibv_mw		*mw[2];
@@ -1403,20 +1406,24 @@ done:
  *  v21-imm		2.0's IO request, an RDMA WRITE with immediate
  *  v21-bad-rkey	a WRITE_REQ whose key no region has: the server's
  *			RDMA READ of the data fails
+ *  v21-rdbuf-len	a READ_BUF of one byte more than max_read_buf
+ *  v21-rdbuf-zero	a READ_BUF of no data, naming no region
  *  v21-dereg		a READ_REQ whose region goes before the server's
  *			RDMA WRITE of the data (case_v21_dereg())
  *  v21-norepost	a connection that posts its receives no more, with
  *			responses waiting on it (case_v21_norepost())
  */
-#define MSG_NONE		9		/* a type of no protocol */
+#define MSG_NONE		10		/* a type of no protocol */
 /* Store offset of the IO: past hostile.sh's good client (store_kb). */
 #define V21_OFF			(1536 << 10)
 #define V21_SRC			(64 << 10)	/* in P.dbuf: WRITE_REQ data */
 #define V21_DST			(128 << 10)	/* READ_REQ data */
 #define V21_DEREG		(192 << 10)	/* v21-dereg's region */
+#define V21_RDBUF		(200 << 10)	/* v21-good's READ_BUF data */
 #define V21_NOREPOST		2		/* v21-norepost's receives */
 
-static_assert(V21_DEREG + 4096 <= DATA21_SIZE, "2.1 data");
+static_assert(V21_DEREG + 4096 <= V21_RDBUF, "2.1 data");
+static_assert(V21_RDBUF + 4096 <= DATA21_SIZE, "2.1 data");
 
 /* A response, as it came. */
 struct rsp21 {
@@ -1445,17 +1452,18 @@ static void fill_pattern(char *p, unsigned char seed, size_t len)
 static int check_rsp_2_1(struct con *c)
 {
 	struct conn_rsp_2_1 r;
-	unsigned int qd, io, hdr, inl;
+	unsigned int qd, io, hdr, inl, rdb;
 
 	memcpy(&r, &c->rsp, sizeof(r));
 	qd = le16toh(r.queue_depth);
 	io = le32toh(r.max_io_size);
 	hdr = le32toh(r.max_hdr_size);
 	inl = le32toh(r.max_inline_size);
+	rdb = le32toh(r.max_read_buf);
 	say("connection %ld: version %#x, errno %u, queue depth %u",
 	    (long)(c - P.con), le16toh(r.version), le16toh(r.errno_), qd);
-	say("max_io_size %u, max_hdr_size %u, max_inline_size %u", io, hdr,
-	    inl);
+	say("max_io_size %u, max_hdr_size %u, max_inline_size %u, max_read_buf %u",
+	    io, hdr, inl, rdb);
 	if (le16toh(r.magic) != RTRS_MAGIC ||
 	    le16toh(r.version) != RTRS_VERSION_2_1 || r.errno_ || !qd) {
 		say("not the connection response of a 2.1 path");
@@ -1469,7 +1477,8 @@ static int check_rsp_2_1(struct con *c)
 		return -1;
 	}
 	if (P.max_hdr21 && (qd != P.queue_depth || io != P.max_io21 ||
-			    hdr != P.max_hdr21 || inl != P.max_inline21)) {
+			    hdr != P.max_hdr21 || inl != P.max_inline21 ||
+			    rdb != P.max_rdbuf21)) {
 		say("limits that differ from connection 0's");
 		return -1;
 	}
@@ -1477,6 +1486,7 @@ static int check_rsp_2_1(struct con *c)
 	P.max_io21 = io;
 	P.max_hdr21 = hdr;
 	P.max_inline21 = inl;
+	P.max_rdbuf21 = rdb;
 	return 0;
 }
 
@@ -1656,7 +1666,8 @@ static int post_req(struct con *c, unsigned int slot, size_t len,
 
 /*
  * Take one completion of @c, a 2.1 IO connection: 1 for a response, in
- * @r; 2 for a send of ours; 0 for none, or for the receive of an
+ * @r (a READ_BUF's, an RDMA WRITE WITH IMMEDIATE, as type MSG_READ_BUF);
+ * 2 for a send of ours; 0 for none, or for the receive of another
  * immediate (a heartbeat); -1 for a failed one.
  */
 static int take_wc21(struct con *c, struct rsp21 *r)
@@ -1681,6 +1692,17 @@ static int take_wc21(struct con *c, struct rsp21 *r)
 	memcpy(&m, rsp_slot(wc.wr_id), sizeof(m));
 	if (!P.no_repost)
 		post_rsp_recv(c, wc.wr_id);
+	if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+	    be32toh(wc.imm_data) >> IMM_PAYLOAD_BITS == IMM_IO_RSP) {
+		/* errno magnitude in bits 27..19, message id in 18..0 */
+		r->type = MSG_READ_BUF;
+		r->err = -(int)((be32toh(wc.imm_data) >> 19) & 0x1ff);
+		r->msg_id = be32toh(wc.imm_data) & 0x7ffff;
+		r->len = wc.byte_len;
+		r->inv = 0;
+		r->inv_rkey = 0;
+		return 1;
+	}
 	if (wc.wc_flags & IBV_WC_WITH_IMM)
 		return 0;
 	r->type = le16toh(m.type);
@@ -1770,12 +1792,44 @@ static int served21(struct con *c, unsigned int slot, size_t len,
 }
 
 /*
+ * Send the READ_BUF laid in send slot @slot (@len bytes): its response
+ * must be the RDMA WRITE WITH IMMEDIATE of @data_len bytes with the
+ * IO_RSP immediate of @msg_id, errno 0.  0, 1 for a wrong or missing
+ * response, 2 when the peer could not send.
+ */
+static int served_rdbuf(struct con *c, unsigned int slot, size_t len,
+			__u32 msg_id, __u32 data_len)
+{
+	unsigned int sent = c->sent + 1;
+	struct rsp21 r;
+
+	if (post_req(c, slot, len, 0, 0))
+		return 2;
+	if (wait21(c, 1, &r, WAIT_MS) != 1) {
+		say("no response to READ_BUF %u", msg_id);
+		return 1;
+	}
+	say("response: type %u, errno %d, id %u, %u bytes", r.type, r.err,
+	    r.msg_id, r.len);
+	if (r.type != MSG_READ_BUF || r.msg_id != msg_id || r.err ||
+	    r.len != data_len) {
+		say("not the READ_BUF response to request %u", msg_id);
+		return 1;
+	}
+	while (c->sent < sent)
+		if (wait21(c, 2, &r, WAIT_MS) != 1)
+			return 1;
+	return 0;
+}
+
+/*
  * "v21-good": a 2.1 session whose IO is served.  An inline WRITE of 4 KiB
  * (pattern A) at V21_OFF; a WRITE_REQ of 8 KiB (pattern B) right after
  * it, which the server reads from a window; a READ_REQ of the 12 KiB into
  * another window.  Each response is its request's IO_RSP with errno 0,
  * invalidating the window the request named, and the READ brings back A
- * then B.
+ * then B.  Then, where the server takes READ_BUF, one of the first 4 KiB
+ * into a third window, which must bring back A with its response.
  */
 static int case_v21_good(void)
 {
@@ -1817,6 +1871,25 @@ static int case_v21_good(void)
 		return 1;
 	}
 	say("READ_REQ served with the data written");
+
+	if (P.max_rdbuf21 < 4096) {
+		say("the server takes no READ_BUF of 4 KiB");
+		return 1;
+	}
+	memset(P.dbuf + V21_RDBUF, 0, 4096);
+	if (bind_window(c, 0, V21_RDBUF, 4096, IBV_ACCESS_REMOTE_WRITE, &rkey))
+		return 2;
+	r = served_rdbuf(c, 3, lay_io_req(3, MSG_READ_BUF, 3, TEST_OP_FETCH,
+					  V21_OFF,
+					  (uintptr_t)P.dbuf + V21_RDBUF, rkey,
+					  4096), 3, 4096);
+	if (r)
+		return r;
+	if (!pattern_ok(P.dbuf + V21_RDBUF, 0xa1, 4096)) {
+		say("the READ_BUF does not bring back what was written");
+		return 1;
+	}
+	say("READ_BUF served with the data written");
 	return expect_open(1000);
 }
 
@@ -1867,6 +1940,12 @@ static int case_v21(const char *name)
 			      0, 0, 0, 0, 1))
 			return 2;
 		return expect_closed(WAIT_MS);
+	} else if (!strcmp(name, "v21-rdbuf-len")) {
+		len = lay_io_req(0, MSG_READ_BUF, 0, TEST_OP_FETCH, 0,
+				 (uintptr_t)P.buf, P.mr->rkey,
+				 P.max_rdbuf21 + 1);
+	} else if (!strcmp(name, "v21-rdbuf-zero")) {
+		len = lay_io_req(0, MSG_READ_BUF, 0, TEST_OP_FETCH, 0, 0, 0, 0);
 	} else if (!strcmp(name, "v21-bad-rkey")) {
 		/* Our memory region's index with another key: nobody's. */
 		fill_pattern(P.dbuf + V21_SRC, 0xc3, 4096);
@@ -2012,7 +2091,7 @@ static int run_v21(const char *name)
 		"v21-type", "v21-usr-len", "v21-msg-id", "v21-dup-id",
 		"v21-len", "v21-inline-short", "v21-inline-long",
 		"v21-inline-big", "v21-zero-key", "v21-con0", "v21-imm",
-		"v21-bad-rkey",
+		"v21-bad-rkey", "v21-rdbuf-len", "v21-rdbuf-zero",
 	};
 	unsigned int i;
 
@@ -2590,6 +2669,7 @@ static void case_reset(void)
 	P.max_io21 = 0;
 	P.max_hdr21 = 0;
 	P.max_inline21 = 0;
+	P.max_rdbuf21 = 0;
 	P.no_repost = 0;
 	released = 0;
 }
