@@ -684,9 +684,15 @@ check "a path without INFO_REQ is closed in time" stalled_case no-info
 RSP_CASES=${HOSTILE_RSP_CASES:-rsp-magic rsp-errno rsp-qd-0 rsp-qd-vary \
 	rsp-io-huge rsp-hdr-small info-few info-many info-short info-type \
 	info-len-0 info-len-odd}
-ANS_CASES=${HOSTILE_ANS_CASES:-io-bad-id io-not-sent io-dup io-type io-silent}
+# The v21-rsp- lies come from a server that speaks 2.1 (rtrs-peer.c,
+# srv_req21()): an immediate answer to an inline WRITE, a READ_BUF's data
+# a byte short, a SEND answer to a READ_BUF.
+ANS_CASES=${HOSTILE_ANS_CASES:-io-bad-id io-not-sent io-dup io-type io-silent \
+	v21-rsp-imm-write v21-rsp-rdbuf-len v21-rsp-rdbuf-send}
 declare -A ANS_REASON=([io-type]="unknown immediate"
-	[io-silent]="waited 2 s for its answer")
+	[io-silent]="waited 2 s for its answer"
+	[v21-rsp-rdbuf-len]="READ_BUF answer of a wrong length"
+	[v21-rsp-rdbuf-send]="SEND answer to a READ_BUF")
 # shellcheck disable=SC2086 # lists of cases
 liars $RSP_CASES $ANS_CASES
 check "the peer listens for the client's lies" wait_for 10 liar_listening

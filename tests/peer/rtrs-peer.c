@@ -31,7 +31,8 @@
  * As a server, the peer responds to one client session with the lie CASE
  * names and exits 0 once the client has dropped every connection (the
  * scenario then checks what the client made of it), 1 when the client
- * kept the connections, 2 on its own failure.  The wire layout is
+ * kept the connections, 2 on its own failure.  The lies named "v21-..."
+ * are told by a server that speaks 2.1 (srv_req21()).  The wire layout is
  * written out here from the protocol, independently of the kernel
  * headers, so that a change of the module's layout shows as a failure.
  */
@@ -2278,6 +2279,28 @@ static int is(const char *name)
 	return !strcmp(srv_case, name);
 }
 
+/*
+ * The lies "v21-rsp-..." are told by a server that speaks 2.1: its
+ * connection response is 2.1's, its INFO_RSP has no descriptors, and it
+ * takes the client's requests as SENDs.
+ */
+static int srv_v21(void)
+{
+	return !strncmp(srv_case, "v21-", 4);
+}
+
+static void srv_conn_rsp_2_1(struct conn_rsp_2_1 *rsp)
+{
+	memset(rsp, 0, sizeof(*rsp));
+	rsp->magic = htole16(RTRS_MAGIC);
+	rsp->version = htole16(RTRS_VERSION_2_1);
+	rsp->queue_depth = htole16(SRV_QD);
+	rsp->max_io_size = htole32(1 << 20);
+	rsp->max_hdr_size = htole32(SRV_HDR);
+	rsp->max_inline_size = htole32(4096);
+	rsp->max_read_buf = htole32(4096);
+}
+
 static void srv_conn_rsp(struct conn_rsp *rsp, unsigned int cid)
 {
 	memset(rsp, 0, sizeof(*rsp));
@@ -2304,10 +2327,13 @@ static void srv_conn_rsp(struct conn_rsp *rsp, unsigned int cid)
 static void srv_accept(struct rdma_cm_id *id)
 {
 	unsigned int cid = le16toh(P.req.cid);
-	struct conn_rsp rsp;
+	union {
+		struct conn_rsp v20;
+		struct conn_rsp_2_1 v21;
+	} rsp;
 	struct rdma_conn_param param = {
 		.private_data = &rsp,
-		.private_data_len = sizeof(rsp),
+		.private_data_len = sizeof(rsp.v20),
 		.responder_resources = 1,
 		.initiator_depth = 1,
 		.rnr_retry_count = 7,
@@ -2323,7 +2349,12 @@ static void srv_accept(struct rdma_cm_id *id)
 	c->id = id;
 	id->context = c;
 	setup_qp(c);
-	srv_conn_rsp(&rsp, cid);
+	if (srv_v21() && le16toh(P.req.version) == RTRS_VERSION_2_1) {
+		srv_conn_rsp_2_1(&rsp.v21);
+		param.private_data_len = sizeof(rsp.v21);
+	} else {
+		srv_conn_rsp(&rsp.v20, cid);
+	}
 	if (rdma_accept(id, &param))
 		die("rdma_accept");
 }
@@ -2338,6 +2369,8 @@ static void srv_info_rsp(void)
 		n = SRV_QD / 2;		/* divides the depth, covers half */
 	else if (is("info-many"))
 		n = SRV_QD + 1;
+	else if (srv_v21())
+		n = 0;			/* 2.1 has no chunks */
 	memset(rsp, 0, sizeof(*rsp));
 	rsp->type = htole16(is("info-type") ? MSG_INFO_REQ : MSG_INFO_RSP);
 	rsp->sg_cnt = htole16(n);
@@ -2379,6 +2412,84 @@ static int srv_recv(struct con *c, __u32 *imm_data)
 	return -1;
 }
 
+/* 2.1: respond to request @msg_id on @c with a SEND of IO_RSP, errno 0. */
+static void srv_rsp21(struct con *c, __u32 msg_id)
+{
+	struct io_rsp m = {
+		.type = htole16(MSG_IO_RSP),
+		.msg_id = htole32(msg_id),
+	};
+
+	memcpy(P.buf + SEND_OFF, &m, sizeof(m));
+	if (send_sync(c, IBV_WR_SEND, 0, 0, sizeof(m), 0, 0))
+		say("response to request %u did not complete", msg_id);
+}
+
+/*
+ * 2.1: the request that came in the receive buffer of @c.  An inline
+ * WRITE is answered, and a READ_BUF's data written with its immediate
+ * response, but where the case lies: "v21-rsp-imm-write" answers the
+ * WRITE with an immediate, as if it were a READ_BUF; "v21-rsp-rdbuf-len"
+ * writes a byte less than the READ_BUF asked for; "v21-rsp-rdbuf-send"
+ * answers it with a SEND.  1 once the lie is told.
+ */
+static int srv_req21(struct con *c)
+{
+	struct io_req h;
+	__u32 msg_id, len;
+
+	memcpy(&h, P.buf, sizeof(h));
+	msg_id = le32toh(h.msg_id);
+	len = le32toh(h.desc.len);
+	switch (le16toh(h.type)) {
+	case MSG_WRITE_INLINE:
+		if (!is("v21-rsp-imm-write")) {
+			srv_rsp21(c, msg_id);
+			return 0;
+		}
+		say("inline WRITE %u, answered by an immediate", msg_id);
+		send_sync(c, IBV_WR_RDMA_WRITE_WITH_IMM,
+			  imm(IMM_IO_RSP, msg_id), 0, 0, 0, 0);
+		return 1;
+	case MSG_READ_BUF:
+		if (is("v21-rsp-rdbuf-send")) {
+			say("READ_BUF %u of %u bytes, answered by a SEND",
+			    msg_id, len);
+			srv_rsp21(c, msg_id);
+			return 1;
+		}
+		if (is("v21-rsp-rdbuf-len") && len)
+			len--;
+		say("READ_BUF %u, answered with %u bytes", msg_id, len);
+		send_sync(c, IBV_WR_RDMA_WRITE_WITH_IMM,
+			  imm(IMM_IO_RSP, msg_id), 4096, len,
+			  le64toh(h.desc.addr), le32toh(h.desc.key));
+		return is("v21-rsp-rdbuf-len");
+	}
+	say("request of type %u, not answered", le16toh(h.type));
+	return 0;
+}
+
+/* 2.1: serve the IO connections' requests until the lie is told. */
+static int srv_io21(void)
+{
+	struct ibv_wc wc;
+	unsigned int i;
+
+	for (i = 1; i < MAX_CONS; i++) {
+		if (!P.con[i].cq)
+			continue;
+		while (ibv_poll_cq(P.con[i].cq, 1, &wc) == 1) {
+			if (wc.status != IBV_WC_SUCCESS ||
+			    wc.opcode != IBV_WC_RECV)
+				continue;
+			if (srv_req21(&P.con[i]))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /*
  * Respond to the first IO request with the case's lie ("io-silent": none at
  * all, while the connection keeps acknowledging); 1 once done.
@@ -2387,6 +2498,9 @@ static int srv_io(void)
 {
 	unsigned int i, id;
 	__u32 v, rsp;
+
+	if (srv_v21())
+		return srv_io21();
 
 	for (i = 0; i < MAX_CONS; i++) {
 		if (srv_recv(&P.con[i], &v) != IBV_WC_RECV_RDMA_WITH_IMM ||
