@@ -55,6 +55,19 @@ MODULE_PARM_DESC(read_bufs,
 		 "2.1: READs of up to 4 KiB come into buffers registered once per path, no registration per IO; for paths that connect after a change (default Y)");
 
 /*
+ * 2.1: ask the server to pack responses that are ready together into one
+ * SEND (RTRS_CONN_REQ_PACKED_RSP): fewer packets and receive completions
+ * per request under load, at no wait (the server never holds a response
+ * back for a request still to come).  Each receive buffer of a connection
+ * then holds RTRS_IO_RSP_PACK_MAX responses.  Read when a connection
+ * connects.
+ */
+static bool rtrs_clt_packed_rsps = true;
+module_param_named(packed_rsps, rtrs_clt_packed_rsps, bool, 0644);
+MODULE_PARM_DESC(packed_rsps,
+		 "2.1: the server may pack up to 16 responses into one SEND; for paths that connect after a change (default Y)");
+
+/*
  * Send queue entries a READ takes: REG_MR (after a LOCAL_INV where local
  * operations may run twice), the write, LOCAL_INV.  A WRITE takes up to
  * &rtrs_clt_path.max_write_wrs.
@@ -265,6 +278,10 @@ static void rtrs_clt_con_fill_req(struct rtrs_clt_con *con,
 	 * others, finding it by paths_uuid, join it.
 	 */
 	msg->flags = RTRS_CONN_REQ_FIRST_CONN;
+	con->packed = path->max_minor >= RTRS_PROTO_MINOR_2_1 &&
+		      READ_ONCE(rtrs_clt_packed_rsps);
+	if (con->packed)
+		msg->flags |= RTRS_CONN_REQ_PACKED_RSP;
 }
 
 static int rtrs_clt_con_route_resolved(struct rtrs_clt_con *con)
@@ -669,7 +686,8 @@ static int rtrs_clt_con_post_rsp_bufs(struct rtrs_clt_con *con, u32 size)
  * a SEND WITH IMMEDIATE carrying struct rtrs_msg_rkey_rsp, so receives
  * need buffers; otherwise a 2.0 server responds with RDMA WRITE WITH
  * IMMEDIATE, which needs none.  A 2.1 server responds with a SEND of
- * struct rtrs_msg_io_rsp.
+ * struct rtrs_msg_io_rsp, or of up to RTRS_IO_RSP_PACK_MAX of them where
+ * the connection asked for that.
  *
  * Context: process context; sleeps.
  * Return: 0, or a negative errno.
@@ -690,7 +708,9 @@ int rtrs_clt_con_post_recvs(struct rtrs_clt_con *con)
 
 	if (rtrs_clt_lim_2_1(&path->lim))
 		return rtrs_clt_con_post_rsp_bufs(con,
-						  sizeof(struct rtrs_msg_io_rsp));
+						  sizeof(struct rtrs_msg_io_rsp) *
+						  (con->packed ?
+						   RTRS_IO_RSP_PACK_MAX : 1));
 	if (path->lim.flags & RTRS_MSG_NEW_RKEY_F)
 		return rtrs_clt_con_post_rsp_bufs(con,
 						  sizeof(struct rtrs_msg_rkey_rsp));

@@ -768,22 +768,14 @@ static bool rtrs_clt_rsp_invalidated_2_1(struct rtrs_clt_io_req *req,
 	       wc->ex.invalidate_rkey == req->mr->rkey;
 }
 
-/* 2.1: a SEND of the server, struct rtrs_msg_io_rsp in @iu. */
-static int rtrs_clt_io_rsp_2_1(struct rtrs_clt_con *con, struct rtrs_iu *iu,
-			       struct ib_wc *wc)
+/* 2.1: one response of a SEND, checked, for a request of @con. */
+static int rtrs_clt_one_rsp_2_1(struct rtrs_clt_con *con,
+				const struct rtrs_msg_io_rsp *msg,
+				struct ib_wc *wc)
 {
-	struct rtrs_clt_path *path = to_clt_path(con->c.path);
-	struct rtrs_clt_io_req *req = NULL;
-	u32 msg_id;
-	int errno;
+	u32 msg_id = le32_to_cpu(msg->msg_id);
+	struct rtrs_clt_io_req *req = rtrs_clt_rsp_req(con, msg_id);
 
-	if (rtrs_clt_check_io_rsp_2_1(iu->buf, wc->byte_len,
-				      path->lim.queue_depth, &msg_id, &errno)) {
-		rtrs_clt_proto_error(con, "malformed response",
-				     le32_to_cpup(iu->buf));
-		return -EPROTO;
-	}
-	req = rtrs_clt_rsp_req(con, msg_id);
 	if (!req) {
 		/* tests/e2e/hostile.sh matches this reason: keep it. */
 		rtrs_clt_proto_error(con, "answer to no request", msg_id);
@@ -794,8 +786,39 @@ static int rtrs_clt_io_rsp_2_1(struct rtrs_clt_con *con, struct rtrs_iu *iu,
 		rtrs_clt_proto_error(con, "SEND answer to a READ_BUF", msg_id);
 		return -EPROTO;
 	}
-	rtrs_clt_req_responded(req, errno,
+	rtrs_clt_req_responded(req, (s16)le16_to_cpu(msg->errno),
 			       rtrs_clt_rsp_invalidated_2_1(req, wc));
+	return 0;
+}
+
+/*
+ * 2.1: a SEND of the server in @iu: a struct rtrs_msg_io_rsp, or several
+ * packed where @con asked for that.  All are checked before any request
+ * completes; a request answered twice in one pack finds itself answered.
+ */
+static int rtrs_clt_io_rsp_2_1(struct rtrs_clt_con *con, struct rtrs_iu *iu,
+			       struct ib_wc *wc)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	const struct rtrs_msg_io_rsp *msg = iu->buf;
+	int i, n, err;
+
+	n = rtrs_clt_check_io_rsps_2_1(iu->buf, wc->byte_len,
+				       con->packed ? RTRS_IO_RSP_PACK_MAX : 1,
+				       wc->wc_flags & IB_WC_WITH_INVALIDATE,
+				       path->lim.queue_depth);
+	if (n < 0) {
+		rtrs_clt_proto_error(con, "malformed response",
+				     le32_to_cpup(iu->buf));
+		return -EPROTO;
+	}
+	for (i = 0; i < n; i++) {
+		err = rtrs_clt_one_rsp_2_1(con, &msg[i], wc);
+		if (err)
+			return err;
+	}
+	if (n > 1)
+		this_cpu_add(path->stats.pcpu->packed_rsps, n);
 	return 0;
 }
 

@@ -314,6 +314,42 @@ int rtrs_clt_check_rkey_rsp(const void *buf, size_t len, u32 imm,
 }
 
 /**
+ * rtrs_clt_check_io_rsps_2_1() - check the responses of one SEND, 2.1
+ * @buf: the received message
+ * @len: bytes received
+ * @max: responses the receive buffer holds: %RTRS_IO_RSP_PACK_MAX where
+ *	the connection asked for packed responses, else 1
+ * @inval: the SEND invalidated a memory region
+ * @queue_depth: requests of the path
+ *
+ * A SEND brings 1 to @max struct rtrs_msg_io_rsp back to back, each
+ * checked by rtrs_clt_check_io_rsp_2_1(); one that invalidates brings one.
+ *
+ * Return: the number of responses; -EMSGSIZE when @len is not a whole
+ * number of 1 to @max of them, -EPROTO for an invalidating SEND of more
+ * than one, else the first error of a response's check.
+ */
+int rtrs_clt_check_io_rsps_2_1(const void *buf, size_t len, u32 max,
+			       bool inval, u32 queue_depth)
+{
+	const size_t sz = sizeof(struct rtrs_msg_io_rsp);
+	u32 i, n = len / sz, msg_id;
+	int err, errno;
+
+	if (!n || len % sz || n > max)
+		return -EMSGSIZE;
+	if (inval && n > 1)
+		return -EPROTO;
+	for (i = 0; i < n; i++) {
+		err = rtrs_clt_check_io_rsp_2_1(buf + i * sz, sz, queue_depth,
+						&msg_id, &errno);
+		if (err)
+			return err;
+	}
+	return n;
+}
+
+/**
  * rtrs_clt_check_io_rsp_2_1() - check and decode the response of a 2.1 path
  * @buf: the received message
  * @len: bytes received

@@ -171,11 +171,13 @@ enum rtrs_clt_mp_policy {
  * @cnt: requests posted, by direction (READ, WRITE)
  * @bytes: data bytes of those requests
  * @read_bufs: READ requests of those sent as 2.1 READ_BUF
+ * @packed_rsps: responses that came packed with others into one SEND
  */
 struct rtrs_clt_cpu_stats {
 	u64	cnt[2];
 	u64	bytes[2];
 	u64	read_bufs;
+	u64	packed_rsps;
 };
 
 /**
@@ -261,6 +263,9 @@ struct rtrs_rbuf {
  * @inv_rkey: rkey the server's last SEND WITH INVALIDATE invalidated
  * @inv_seen: @inv_rkey is set and not yet matched to its response; both are
  *	touched only by this connection's receive completions, one at a time
+ * @packed: the connection asked for packed 2.1 responses
+ *	(%RTRS_CONN_REQ_PACKED_RSP): its receive buffers hold
+ *	%RTRS_IO_RSP_PACK_MAX of them
  */
 struct rtrs_clt_con {
 	struct rtrs_con		c;
@@ -282,6 +287,7 @@ struct rtrs_clt_con {
 	unsigned long		probe_sent;
 	u32			inv_rkey;
 	bool			inv_seen;
+	bool			packed;
 };
 
 /**
@@ -733,6 +739,8 @@ int rtrs_clt_check_rkey_rsp(const void *buf, size_t len, u32 imm,
 			    u32 queue_depth, u32 *msg_id, int *errno,
 			    u32 *rkey);
 int rtrs_clt_check_info_rsp_2_1(const void *buf, size_t len);
+int rtrs_clt_check_io_rsps_2_1(const void *buf, size_t len, u32 max,
+			       bool inval, u32 queue_depth);
 int rtrs_clt_check_io_rsp_2_1(const void *buf, size_t len, u32 queue_depth,
 			      u32 *msg_id, int *errno);
 

@@ -113,8 +113,16 @@ enum rtrs_msg_flags {
 	RTRS_MSG_NEW_RKEY_F	= BIT(1),
 };
 
-/* Bits of rtrs_msg_conn_req.flags. */
+/*
+ * Bits of rtrs_msg_conn_req.flags.  RTRS_CONN_REQ_PACKED_RSP, in a request
+ * for 2.1: the receive buffers of this connection hold
+ * RTRS_IO_RSP_PACK_MAX responses, and the server may pack up to that many
+ * struct rtrs_msg_io_rsp into one SEND (see there).  A 2.0 server, and a
+ * server that answers 2.0, ignores it.
+ */
 #define RTRS_CONN_REQ_FIRST_CONN	BIT(0)
+#define RTRS_CONN_REQ_PACKED_RSP	BIT(1)
+#define RTRS_IO_RSP_PACK_MAX		16
 
 /**
  * struct rtrs_sg_desc - a remote buffer
@@ -145,7 +153,8 @@ RTRS_WIRE_AT(struct rtrs_sg_desc, len, 12);
  * @sess_uuid: identifies the path
  * @paths_uuid: identifies the session (all paths of one client session)
  * @flags: %RTRS_CONN_REQ_FIRST_CONN on the first connection of a new
- *	session; the other bits are sent as 0 and ignored
+ *	session; %RTRS_CONN_REQ_PACKED_RSP when the connection takes packed
+ *	2.1 responses; the other bits are sent as 0 and ignored
  * @reserved: sent as 0, ignored
  *
  * Travels in the private data of the RDMA CM connect request, which carries
@@ -320,7 +329,8 @@ RTRS_WIRE_SIZE(struct rtrs_msg_rdma_hdr, 2);
  * data, which starts at the connection response's max_hdr_size so that
  * it lands at the start of the receive buffer's data page.  A response is
  * one SEND of struct rtrs_msg_io_rsp, with invalidation of the client's
- * memory region when the request named one; the response to a READ_BUF is
+ * memory region when the request named one, or packed with others into
+ * one SEND where the client asked for that; the response to a READ_BUF is
  * instead the immediate (%RTRS_IO_RSP_IMM) of the RDMA WRITE WITH
  * IMMEDIATE that brings its data.
  */
@@ -416,7 +426,10 @@ RTRS_WIRE_AT(struct rtrs_msg_write_inline, data_len, 8);
  * @msg_id: @msg_id of the request
  *
  * A SEND WITH INVALIDATE of the request's memory region when it named
- * one, else a SEND.
+ * one, else a SEND.  On a connection whose request carried
+ * %RTRS_CONN_REQ_PACKED_RSP, a SEND that invalidates nothing may pack 1
+ * to %RTRS_IO_RSP_PACK_MAX of these, back to back, for as many requests:
+ * its length says how many.
  */
 struct rtrs_msg_io_rsp {
 	__le16	type;

@@ -647,6 +647,102 @@ static void rtrs_srv_add_rsp_wr_2_1(struct rtrs_srv_con *con,
 }
 
 /*
+ * 2.1: post the buffer of packed responses being filled, unless every
+ * other buffer is posted: the next completion posts it then.  Signaled:
+ * its completion gives its responses' send queue room back and posts what
+ * was packed meanwhile.  Under @con->rsp_post_lock, with responses in the
+ * buffer.
+ */
+static int rtrs_srv_post_pack(struct rtrs_srv_con *con)
+{
+	struct rtrs_srv_path *path = con_to_path(con);
+	u32 slot = con->pack_fill;
+	struct ib_sge sge = {
+		.addr	= con->packs_dma + slot * sizeof(*con->packs),
+		.length	= con->pack_n * sizeof(struct rtrs_msg_io_rsp),
+		.lkey	= path->s.dev->ib_pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe		= &con->pack_cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+	int err;
+
+	if (con->pack_sent == RTRS_SRV_PACKS - 1)
+		return 0;
+	ib_dma_sync_single_for_device(path->s.dev->ib_dev, sge.addr,
+				      sge.length, DMA_TO_DEVICE);
+	if (atomic_inc_return(&con->rsp_inflight) == 1)
+		WRITE_ONCE(con->rsp_stamp, jiffies);
+	err = ib_post_send(con->c.qp, &wr, NULL);
+	if (err) {
+		atomic_dec(&con->rsp_inflight);
+		return err;
+	}
+	con->pack_len[slot] = con->pack_n;
+	con->pack_sent++;
+	con->pack_fill = (slot + 1) % RTRS_SRV_PACKS;
+	con->pack_n = 0;
+	return 0;
+}
+
+/*
+ * 2.1: pack the response of @op, which has released what it held, with
+ * others into one SEND, and end @op.  The pack leaves at once when no
+ * other is in flight, when it is full, or when no other request of the
+ * connection is due (@last): a response waits to be packed only for the
+ * completion of a pack already sent, never for a request to come.  A
+ * response that is the last one due and finds none held goes alone, as
+ * an unpacked response (most of them unsignaled): at queue depth 1, or
+ * when the user responds from its request's own completion, nothing would
+ * join it.
+ *
+ * Return: 0 when packed (and @op ended); -ENOSPC to send it alone, as
+ * above or when every buffer is taken; -ESHUTDOWN when the connection
+ * takes no more responses; or the error of the post, @op ended.
+ */
+static int rtrs_srv_pack_rsp(struct rtrs_srv_con *con, struct rtrs_srv_op *op,
+			     int status, bool last)
+{
+	struct rtrs_msg_io_rsp *msg;
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&con->rsp_post_lock, flags);
+	if (con->rsp_stopped || con->pack_n == RTRS_IO_RSP_PACK_MAX ||
+	    (last && !con->pack_n)) {
+		err = con->rsp_stopped ? -ESHUTDOWN : -ENOSPC;
+		spin_unlock_irqrestore(&con->rsp_post_lock, flags);
+		return err;
+	}
+	msg = &con->packs[con->pack_fill].rsp[con->pack_n++];
+	msg->type = cpu_to_le16(RTRS_MSG_IO_RSP);
+	msg->errno = cpu_to_le16((u16)status);
+	msg->msg_id = cpu_to_le32(op->msg_id);
+	/* Its response cannot reach the client before the post. */
+	rtrs_srv_op_end(con_to_path(con), op);
+	if (!con->pack_sent || last || con->pack_n == RTRS_IO_RSP_PACK_MAX)
+		err = rtrs_srv_post_pack(con);
+	spin_unlock_irqrestore(&con->rsp_post_lock, flags);
+	return err;
+}
+
+/*
+ * 2.1: can the response of @op be packed with others?  Where the client
+ * takes packs, a SEND that invalidates nothing: no data goes before it,
+ * no memory region is invalidated by it, and it is not a READ_BUF's.
+ */
+static bool rtrs_srv_packable(struct rtrs_srv_con *con,
+			      struct rtrs_srv_op *op, bool data)
+{
+	return con->packs && !data && !op->need_inval &&
+	       op->type != RTRS_MSG_READ_BUF;
+}
+
+/*
  * 2.1: the response of @op, for which the caller took send queue room.
  * Its receive buffer goes back first, and its data buffer unless a READ's
  * data goes out of it: the request then retires (see rtrs-srv-recv.c)
@@ -659,6 +755,7 @@ static void rtrs_srv_post_rsp_2_1(struct rtrs_srv_con *con,
 	struct rtrs_srv_rsp_wrs w = {};
 	struct ib_send_wr *first = NULL, **tail = &first;
 	bool data = op->dir == READ && !status && op->data_len;
+	bool last = atomic_dec_return(&con->rsp_due) <= 0;
 	unsigned long flags;
 	int err;
 
@@ -671,6 +768,20 @@ static void rtrs_srv_post_rsp_2_1(struct rtrs_srv_con *con,
 		rtrs_srv_give_rbuf(path, op);
 	else
 		rtrs_srv_op_release_2_1(path, op);
+	if (rtrs_srv_packable(con, op, data)) {
+		err = rtrs_srv_pack_rsp(con, op, status, last);
+		if (err != -ENOSPC) {
+			if (err == -ESHUTDOWN) {
+				rtrs_srv_sq_put(con);
+				rtrs_srv_op_end(path, op);
+			} else if (err) {
+				rtrs_srv_post_failed(path, "packed responses",
+						     err);
+			}
+			percpu_ref_put(&path->ops_ref);
+			return;
+		}
+	}
 	if (op->type == RTRS_MSG_READ_BUF) {
 		rtrs_srv_add_read_buf_wr(con, op, status, data, &w, &tail);
 	} else {
@@ -819,6 +930,34 @@ static void rtrs_srv_responses_done(struct rtrs_srv_con *con, u32 n)
 void rtrs_srv_read_buf_sent(struct rtrs_srv_con *con)
 {
 	rtrs_srv_responses_done(con, 1);
+}
+
+/*
+ * 2.1: a pack completed: its responses' room is free, and the responses
+ * packed meanwhile go.
+ */
+static void rtrs_srv_pack_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct rtrs_srv_con *con = container_of(wc->wr_cqe,
+						struct rtrs_srv_con, pack_cqe);
+	struct rtrs_srv_path *path = con_to_path(con);
+	unsigned long flags;
+	int err = 0;
+	u32 n;
+
+	if (!rtrs_srv_wc_ok(path, wc, "packed responses"))
+		return;
+	rtrs_hb_received(&path->s);
+	spin_lock_irqsave(&con->rsp_post_lock, flags);
+	n = con->pack_len[(con->pack_fill + RTRS_SRV_PACKS - con->pack_sent) %
+			  RTRS_SRV_PACKS];
+	con->pack_sent--;
+	if (con->pack_n && !con->rsp_stopped)
+		err = rtrs_srv_post_pack(con);
+	spin_unlock_irqrestore(&con->rsp_post_lock, flags);
+	if (err)
+		rtrs_srv_post_failed(path, "packed responses", err);
+	rtrs_srv_responses_done(con, n);
 }
 
 static void rtrs_srv_rsp_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -1304,9 +1443,49 @@ void rtrs_srv_init_con_cqes(struct rtrs_srv_con *con)
 	con->write_cqe.done = rtrs_srv_write_done;
 	con->reg_cqe.done = rtrs_srv_reg_done;
 	con->inval_cqe.done = rtrs_srv_inval_done;
+	con->pack_cqe.done = rtrs_srv_pack_done;
 	spin_lock_init(&con->rsp_wait_lock);
 	INIT_LIST_HEAD(&con->rsp_wait_list);
 	spin_lock_init(&con->rsp_post_lock);
+}
+
+/**
+ * rtrs_srv_alloc_packs() - buffers of packed responses of a connection
+ * @con: connection of a 2.1 path whose client asked for packed responses
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rtrs_srv_alloc_packs(struct rtrs_srv_con *con)
+{
+	struct ib_device *ib_dev = con_to_path(con)->s.dev->ib_dev;
+	size_t size = RTRS_SRV_PACKS * sizeof(*con->packs);
+	struct rtrs_srv_pack *packs;
+
+	packs = rtrs_kzalloc(size, GFP_KERNEL);
+	if (!packs)
+		return -ENOMEM;
+	con->packs_dma = ib_dma_map_single(ib_dev, packs, size, DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(ib_dev, con->packs_dma)) {
+		kfree(packs);
+		return -ENOMEM;
+	}
+	con->packs = packs;
+	return 0;
+}
+
+/**
+ * rtrs_srv_free_packs() - undo rtrs_srv_alloc_packs()
+ * @con: connection whose queue pair is gone, or never posted
+ */
+void rtrs_srv_free_packs(struct rtrs_srv_con *con)
+{
+	if (!con->packs)
+		return;
+	ib_dma_unmap_single(con_to_path(con)->s.dev->ib_dev, con->packs_dma,
+			    RTRS_SRV_PACKS * sizeof(*con->packs),
+			    DMA_TO_DEVICE);
+	kfree(con->packs);
+	con->packs = NULL;
 }
 
 /**

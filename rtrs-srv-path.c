@@ -269,6 +269,7 @@ static void rtrs_srv_put_sess(struct rtrs_srv_sess *sess)
 static void rtrs_srv_free_con(struct rtrs_srv_con *con)
 {
 	rtrs_cq_qp_destroy(&con->c);
+	rtrs_srv_free_packs(con);
 	rdma_destroy_id(con->c.cm_id);
 	kfree(con);
 }
@@ -329,8 +330,13 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	return 0;
 }
 
+/*
+ * @packed: the client asked for packed responses on this connection; an
+ * IO connection of a 2.1 path sends them (connection 0 sends none).
+ */
 static int rtrs_srv_create_con(struct rtrs_srv_path *path,
-			       struct rdma_cm_id *cm_id, unsigned int cid)
+			       struct rdma_cm_id *cm_id, unsigned int cid,
+			       bool packed)
 {
 	struct rtrs_srv_con *con;
 	int err;
@@ -345,9 +351,14 @@ static int rtrs_srv_create_con(struct rtrs_srv_path *path,
 	con->c.cid = cid;
 	rtrs_srv_init_con_cqes(con);
 
+	if (packed && cid && rtrs_srv_sess_2_1(path->sess)) {
+		err = rtrs_srv_alloc_packs(con);
+		if (err)
+			goto free_con;
+	}
 	err = rtrs_srv_create_qp(path, con);
 	if (err)
-		goto free_con;
+		goto free_packs;
 	if (!cid) {
 		err = rtrs_srv_post_info_recv(path, con);
 		if (err)
@@ -366,6 +377,8 @@ static int rtrs_srv_create_con(struct rtrs_srv_path *path,
 
 destroy_qp:
 	rtrs_cq_qp_destroy(&con->c);
+free_packs:
+	rtrs_srv_free_packs(con);
 free_con:
 	kfree(con);
 	return err;
@@ -876,7 +889,8 @@ static int rtrs_srv_connect(struct rdma_cm_id *cm_id,
 		return rtrs_srv_reject(cm_id, PTR_ERR(path));
 	}
 
-	err = rtrs_srv_create_con(path, cm_id, le16_to_cpu(req->cid));
+	err = rtrs_srv_create_con(path, cm_id, le16_to_cpu(req->cid),
+				  req->flags & RTRS_CONN_REQ_PACKED_RSP);
 	if (err) {
 		mutex_unlock(&sess->paths_mutex);
 		rtrs_srv_close_path(path);

@@ -349,6 +349,7 @@ static void rtrs_srv_req(struct rtrs_srv_con *con, struct rtrs_srv_rbuf *rb,
 		rtrs_srv_op_end(path, op);
 		return;
 	}
+	atomic_inc(&con->rsp_due);
 	rtrs_srv_start(path, op);
 }
 

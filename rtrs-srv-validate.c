@@ -43,8 +43,8 @@
  * The magic and the protocol's major version must be ours (any minor is
  * accepted); the connection id must be below the connection count, which
  * is 1 to %RTRS_SRV_MAX_CONS.  The flags other than
- * %RTRS_CONN_REQ_FIRST_CONN and the reserved bytes are ignored, as the
- * protocol says.
+ * %RTRS_CONN_REQ_FIRST_CONN and %RTRS_CONN_REQ_PACKED_RSP, and the reserved
+ * bytes, are ignored, as the protocol says.
  *
  * Return: 0; -EINVAL for a short request, a wrong magic or a bad
  * connection id or count; -EPROTONOSUPPORT for another major version.

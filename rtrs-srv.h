@@ -433,6 +433,20 @@ static inline bool rtrs_srv_sess_2_1(const struct rtrs_srv_sess *sess)
 	return (sess->version & 0xff) >= RTRS_PROTO_MINOR_2_1;
 }
 
+/*
+ * Buffers of packed responses per connection: one filling while the others
+ * are posted.  A response that finds them all taken goes out alone.
+ */
+#define RTRS_SRV_PACKS	4
+
+/**
+ * struct rtrs_srv_pack - responses that leave in one SEND
+ * @rsp: the responses, the first ones filled
+ */
+struct rtrs_srv_pack {
+	struct rtrs_msg_io_rsp	rsp[RTRS_IO_RSP_PACK_MAX];
+};
+
 /**
  * struct rtrs_srv_con - one connection of a server path
  * @c: what the core knows of the connection
@@ -463,6 +477,20 @@ static inline bool rtrs_srv_sess_2_1(const struct rtrs_srv_sess *sess)
  * @rsp_inflight: signaled responses posted and not completed
  * @rsp_stamp: jiffies of the last response completed, or of the post that
  *	made @rsp_inflight leave 0; for the path's watchdog
+ * @pack_cqe: (2.1) completion of a SEND of packed responses, each
+ *	signaled
+ * @packs: (2.1) %RTRS_SRV_PACKS buffers of packed responses, mapped as
+ *	one; NULL when the client did not ask for packed responses
+ *	(%RTRS_CONN_REQ_PACKED_RSP)
+ * @packs_dma: DMA address of @packs
+ * @pack_fill: the buffer being filled; under @rsp_post_lock, as the rest
+ * @pack_n: responses in it
+ * @pack_sent: buffers posted and not completed, the ones before
+ *	@pack_fill
+ * @pack_len: responses of each buffer posted
+ * @rsp_due: (2.1) requests that came on this connection and have not
+ *	reached their response: while none is, a response is not held back
+ *	to be packed with others (rtrs_srv_pack_rsp())
  */
 struct rtrs_srv_con {
 	struct rtrs_con		c;
@@ -483,6 +511,14 @@ struct rtrs_srv_con {
 	u32			flush_n;
 	atomic_t		rsp_inflight;
 	unsigned long		rsp_stamp;
+	struct ib_cqe		pack_cqe;
+	struct rtrs_srv_pack	*packs;
+	dma_addr_t		packs_dma;
+	u8			pack_fill;
+	u8			pack_n;
+	u8			pack_sent;
+	u8			pack_len[RTRS_SRV_PACKS];
+	atomic_t		rsp_due;
 };
 
 /**
@@ -720,6 +756,8 @@ void rtrs_srv_end_waiting_2_1(struct rtrs_srv_path *path);
 int rtrs_srv_alloc_ops(struct rtrs_srv_path *path);
 void rtrs_srv_free_ops(struct rtrs_srv_path *path);
 void rtrs_srv_init_con_cqes(struct rtrs_srv_con *con);
+int rtrs_srv_alloc_packs(struct rtrs_srv_con *con);
+void rtrs_srv_free_packs(struct rtrs_srv_con *con);
 int rtrs_srv_post_recvs(struct rtrs_srv_con *con, unsigned int n);
 void rtrs_srv_drop_waiting(struct rtrs_srv_con *con);
 void rtrs_srv_end_handed(struct rtrs_srv_path *path);

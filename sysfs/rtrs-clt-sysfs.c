@@ -12,7 +12,8 @@
  * /sys/class/rtrs-client/<session>/paths/<src@dst>/stats/
  *                                            reads, read_bytes,
  *                                            read_bufs, writes,
- *                                            write_bytes, inflight,
+ *                                            write_bytes, packed_rsps,
+ *                                            inflight,
  *                                            failovers, quarantined,
  *                                            reconnects, reconnect_fails,
  *                                            reset_all
@@ -432,64 +433,34 @@ static const struct attribute_group rtrs_clt_path_group = {
 
 /* ---- path statistics ------------------------------------------------ */
 
-static u64 rtrs_clt_stats_sum(struct rtrs_clt_path *path, bool bytes, int dir)
+/* Sum over the CPUs of the counter at @off of struct rtrs_clt_cpu_stats. */
+static u64 rtrs_clt_stats_sum(struct rtrs_clt_path *path, size_t off)
 {
-	struct rtrs_clt_cpu_stats *s;
-	u64 sum = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu) {
-		s = per_cpu_ptr(path->stats.pcpu, cpu);
-		sum += bytes ? READ_ONCE(s->bytes[dir]) : READ_ONCE(s->cnt[dir]);
-	}
-	return sum;
-}
-
-static ssize_t reads_show(struct device *dev, struct device_attribute *attr,
-			  char *buf)
-{
-	return sysfs_emit(buf, "%llu\n",
-			  rtrs_clt_stats_sum(to_clt_path_dev(dev), false, READ));
-}
-static DEVICE_ATTR_RO(reads);
-
-static ssize_t read_bytes_show(struct device *dev,
-			       struct device_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%llu\n",
-			  rtrs_clt_stats_sum(to_clt_path_dev(dev), true, READ));
-}
-static DEVICE_ATTR_RO(read_bytes);
-
-static ssize_t read_bufs_show(struct device *dev,
-			      struct device_attribute *attr, char *buf)
-{
-	struct rtrs_clt_path *path = to_clt_path_dev(dev);
 	u64 sum = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(per_cpu_ptr(path->stats.pcpu, cpu)->read_bufs);
-	return sysfs_emit(buf, "%llu\n", sum);
+		sum += READ_ONCE(*(u64 *)((void *)per_cpu_ptr(path->stats.pcpu,
+							      cpu) + off));
+	return sum;
 }
-static DEVICE_ATTR_RO(read_bufs);
 
-static ssize_t writes_show(struct device *dev, struct device_attribute *attr,
-			   char *buf)
-{
-	return sysfs_emit(buf, "%llu\n",
-			  rtrs_clt_stats_sum(to_clt_path_dev(dev), false,
-					     WRITE));
-}
-static DEVICE_ATTR_RO(writes);
+#define RTRS_CLT_STAT_SHOW(name, field)					\
+static ssize_t name##_show(struct device *dev,				\
+			   struct device_attribute *attr, char *buf)	\
+{									\
+	return sysfs_emit(buf, "%llu\n",				\
+			  rtrs_clt_stats_sum(to_clt_path_dev(dev),	\
+				offsetof(struct rtrs_clt_cpu_stats, field))); \
+}									\
+static DEVICE_ATTR_RO(name)
 
-static ssize_t write_bytes_show(struct device *dev,
-				struct device_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%llu\n",
-			  rtrs_clt_stats_sum(to_clt_path_dev(dev), true, WRITE));
-}
-static DEVICE_ATTR_RO(write_bytes);
+RTRS_CLT_STAT_SHOW(reads, cnt[READ]);
+RTRS_CLT_STAT_SHOW(read_bytes, bytes[READ]);
+RTRS_CLT_STAT_SHOW(read_bufs, read_bufs);
+RTRS_CLT_STAT_SHOW(writes, cnt[WRITE]);
+RTRS_CLT_STAT_SHOW(write_bytes, bytes[WRITE]);
+RTRS_CLT_STAT_SHOW(packed_rsps, packed_rsps);
 
 static ssize_t inflight_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
@@ -561,6 +532,7 @@ static struct attribute *rtrs_clt_stats_attrs[] = {
 	&dev_attr_reads.attr,
 	&dev_attr_read_bytes.attr,
 	&dev_attr_read_bufs.attr,
+	&dev_attr_packed_rsps.attr,
 	&dev_attr_writes.attr,
 	&dev_attr_write_bytes.attr,
 	&dev_attr_inflight.attr,
