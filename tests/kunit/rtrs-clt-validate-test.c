@@ -703,6 +703,67 @@ static void io_rsp_2_1(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, errno, c->errno);
 }
 
+/* The responses of one SEND of a 2.1 path, packed or not. */
+
+struct io_rsps21_case {
+	const char *name;
+	size_t len;		/* bytes received */
+	u32 max;		/* responses the buffer holds */
+	bool inval;		/* the SEND invalidated */
+	int bad;		/* response spoiled (type), -1 none */
+	int want;		/* count, or the error */
+};
+
+static const struct io_rsps21_case io_rsps21_cases[] = {
+	{ "one", IORSP_LEN, 1, false, -1, 1 },
+	{ "one, invalidating", IORSP_LEN, 1, true, -1, 1 },
+	{ "one where 16 fit", IORSP_LEN, RTRS_IO_RSP_PACK_MAX, false, -1, 1 },
+	{ "three packed", 3 * IORSP_LEN, RTRS_IO_RSP_PACK_MAX, false, -1, 3 },
+	{ "sixteen packed", 16 * IORSP_LEN, RTRS_IO_RSP_PACK_MAX, false, -1,
+	  16 },
+	{ "two where one fits", 2 * IORSP_LEN, 1, false, -1, -EMSGSIZE },
+	{ "seventeen where 16 fit", 17 * IORSP_LEN, RTRS_IO_RSP_PACK_MAX,
+	  false, -1, -EMSGSIZE },
+	{ "a response and a half", IORSP_LEN + 4, RTRS_IO_RSP_PACK_MAX, false,
+	  -1, -EMSGSIZE },
+	{ "one byte short of two", 2 * IORSP_LEN - 1, RTRS_IO_RSP_PACK_MAX,
+	  false, -1, -EMSGSIZE },
+	{ "empty", 0, RTRS_IO_RSP_PACK_MAX, false, -1, -EMSGSIZE },
+	{ "two, invalidating", 2 * IORSP_LEN, RTRS_IO_RSP_PACK_MAX, true, -1,
+	  -EPROTO },
+	{ "first of three spoiled", 3 * IORSP_LEN, RTRS_IO_RSP_PACK_MAX, false,
+	  0, -EPROTO },
+	{ "last of sixteen spoiled", 16 * IORSP_LEN, RTRS_IO_RSP_PACK_MAX,
+	  false, 15, -EPROTO },
+	{ "spoiled one past the length", 2 * IORSP_LEN, RTRS_IO_RSP_PACK_MAX,
+	  false, 2, 2 },
+};
+
+static void io_rsps21_case_desc(const struct io_rsps21_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(io_rsps21, io_rsps21_cases, io_rsps21_case_desc);
+
+static void io_rsps_2_1(struct kunit *test)
+{
+	const struct io_rsps21_case *c = test->param_value;
+	struct rtrs_msg_io_rsp m[RTRS_IO_RSP_PACK_MAX + 1] = {};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(m); i++) {
+		m[i].type = cpu_to_le16(RTRS_MSG_IO_RSP);
+		m[i].msg_id = cpu_to_le32(i);
+	}
+	if (c->bad >= 0)
+		m[c->bad].type = cpu_to_le16(RTRS_MSG_INFO_RSP);
+
+	KUNIT_EXPECT_EQ(test, rtrs_clt_check_io_rsps_2_1(m, c->len, c->max,
+							 c->inval, QD),
+			c->want);
+}
+
 static struct kunit_case rtrs_clt_validate_cases[] = {
 	KUNIT_CASE_PARAM(conn_rsp, rsp_gen_params),
 	KUNIT_CASE_PARAM(conn_rsp_2_1, rsp21_gen_params),
@@ -714,6 +775,7 @@ static struct kunit_case rtrs_clt_validate_cases[] = {
 	KUNIT_CASE_PARAM(rkey_rsp, rkey_gen_params),
 	KUNIT_CASE_PARAM(info_rsp_2_1, info21_gen_params),
 	KUNIT_CASE_PARAM(io_rsp_2_1, io_rsp21_gen_params),
+	KUNIT_CASE_PARAM(io_rsps_2_1, io_rsps21_gen_params),
 	{}
 };
 

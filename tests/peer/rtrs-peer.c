@@ -2426,12 +2426,36 @@ static void srv_rsp21(struct con *c, __u32 msg_id)
 }
 
 /*
+ * 2.1: answer request @msg_id on @c with @n copies of its response packed
+ * into one SEND of @len bytes, as a client that asked for packed
+ * responses may get them, but lying.
+ */
+static void srv_pack21(struct con *c, __u32 msg_id, unsigned int n,
+		       size_t len)
+{
+	struct io_rsp m = {
+		.type = htole16(MSG_IO_RSP),
+		.msg_id = htole32(msg_id),
+	};
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		memcpy(P.buf + SEND_OFF + i * sizeof(m), &m, sizeof(m));
+	say("inline WRITE %u, answered %u times in %zu bytes", msg_id, n, len);
+	if (send_sync(c, IBV_WR_SEND, 0, 0, len, 0, 0))
+		say("packed answer to request %u did not complete", msg_id);
+}
+
+/*
  * 2.1: the request that came in the receive buffer of @c.  An inline
  * WRITE is answered, and a READ_BUF's data written with its immediate
  * response, but where the case lies: "v21-rsp-imm-write" answers the
  * WRITE with an immediate, as if it were a READ_BUF; "v21-rsp-rdbuf-len"
  * writes a byte less than the READ_BUF asked for; "v21-rsp-rdbuf-send"
- * answers it with a SEND.  1 once the lie is told.
+ * answers it with a SEND.  The client asks for packed responses: the
+ * "v21-rsp-pack-..." lies answer the WRITE twice in one pack ("dup"), in
+ * a pack of a response and a half ("odd"), or in a pack of 17, one more
+ * than its receive buffer holds ("over").  1 once the lie is told.
  */
 static int srv_req21(struct con *c)
 {
@@ -2443,6 +2467,18 @@ static int srv_req21(struct con *c)
 	len = le32toh(h.desc.len);
 	switch (le16toh(h.type)) {
 	case MSG_WRITE_INLINE:
+		if (is("v21-rsp-pack-dup")) {
+			srv_pack21(c, msg_id, 2, 2 * sizeof(struct io_rsp));
+			return 1;
+		}
+		if (is("v21-rsp-pack-odd")) {
+			srv_pack21(c, msg_id, 2, sizeof(struct io_rsp) * 3 / 2);
+			return 1;
+		}
+		if (is("v21-rsp-pack-over")) {
+			srv_pack21(c, msg_id, 17, 17 * sizeof(struct io_rsp));
+			return 1;
+		}
 		if (!is("v21-rsp-imm-write")) {
 			srv_rsp21(c, msg_id);
 			return 0;
