@@ -3,9 +3,11 @@
 #
 # Scenario (test kernel, one guest): real sessions of our client against
 # our server over two rxe devices on a veth pair: the rtrs-session KUnit
-# suite against tests/user/rtrs-test-srv.ko.
+# suite against tests/user/rtrs-test-srv.ko, then packed responses with
+# tests/user/rtrs-test-clt.ko.
 
 . "$RTRS_TOP/tests/e2e/topology.sh"
+. "$RTRS_TOP/tests/e2e/test-clt-lib.sh"
 
 # listening_on PORT: an RDMA CM id listens on PORT.
 listening_on() {
@@ -37,6 +39,25 @@ kunit_run "$RTRS_TOP/tests/kunit/rtrs-session-test.c"
 keep_ktap rtrs-session 2.0
 check "server agrees to 2.1 again" \
 	sh -c "echo 1 > /sys/module/rtrs_server/parameters/max_proto_minor"
+
+# Packed responses (2.1): the test server answers 8 requests at a time,
+# as a disk that completes a batch; eight threads of verified 4 KiB IO
+# (inline WRITEs, READ_BUFs) keep 8 in flight.  The responses of WRITEs
+# that leave together come packed, and every read matches its write.
+check "test server answers 8 requests at a time" \
+	sh -c "echo 8 > $TSP/gather"
+check "open a session, 8 threads of 4 KiB" \
+	insmod "$b/tests/user/rtrs-test-clt.ko" "paths=ip:$PAIR_A@ip:$PAIR_B" \
+	threads=8 io_size=4096
+check "start verified IO" sh -c "echo 1 > $PARAMS/run"
+check "verified IO goes on" ios_grow 5
+check "stop IO" sh -c "echo 0 > $PARAMS/run"
+check "no IO error, no read differed" \
+	test "$(counter io_errors) $(counter verify_errors)" = "0 0"
+check "the WRITEs' responses came packed" tstat_above packed_rsps 100
+figure "packed: ios $(counter ios), responses packed $(tstat packed_rsps)"
+check "close the session" rmmod rtrs-test-clt
+check "test server answers at once again" sh -c "echo 0 > $TSP/gather"
 
 # A module under a user cannot go: the test server holds an open server
 # context, and the transport modules hold the core.

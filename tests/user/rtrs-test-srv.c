@@ -64,6 +64,11 @@ module_param(late_ms, uint, 0644);
 MODULE_PARM_DESC(late_ms,
 		 "how long a LATE write is held before its data is stored");
 
+static uint gather;
+module_param(gather, uint, 0644);
+MODULE_PARM_DESC(gather,
+		 "hold every request until this many are held, then respond to all in one go, as a disk completing a batch (at most 1 s late); 0: respond at once (default)");
+
 static atomic_t ios_late = ATOMIC_INIT(0);
 module_param_cb(ios_late, &test_counter_ops, &ios_late, 0444);
 MODULE_PARM_DESC(ios_late, "LATE writes held, then stored from their chunk");
@@ -153,12 +158,28 @@ static DEFINE_SPINLOCK(test_held_lock);
 static void test_held_respond(struct work_struct *work);
 static DECLARE_DELAYED_WORK(test_held_work, test_held_respond);
 
-/* Run the work when the first held request is due.  Under the lock. */
+/* As many requests are held as gather asks: respond to all of them. */
+static bool test_gathered(void)
+{
+	uint n = READ_ONCE(gather);
+
+	return n && atomic_read(&held_now) >= n;
+}
+
+/*
+ * Run the work when the first held request is due, or at once when the
+ * requests gathered.  Under the lock.
+ */
 static void test_held_rearm(void)
 {
 	unsigned long next = 0;
 	struct test_held *h;
 	bool any = false;
+
+	if (test_gathered()) {
+		mod_delayed_work(system_wq, &test_held_work, 0);
+		return;
+	}
 
 	list_for_each_entry(h, &test_held_list, entry) {
 		if (!any || time_before(h->due, next))
@@ -176,6 +197,8 @@ static void test_held_respond(struct work_struct *work)
 	LIST_HEAD(due);
 
 	spin_lock_irq(&test_held_lock);
+	if (test_gathered())
+		list_splice_tail_init(&test_held_list, &due);
 	list_for_each_entry_safe(h, tmp, &test_held_list, entry)
 		if (!time_before(jiffies, h->due))
 			list_move_tail(&h->entry, &due);
@@ -289,7 +312,7 @@ static int test_rdma_ev(void *priv, struct rtrs_srv_op *id, void *data,
 		/* Sent again: the first copy was held. */
 		memcpy(test_store + le64_to_cpu(msg->off), data, datalen);
 	}
-	if (op == RTRS_TEST_OP_HOLD &&
+	if ((op == RTRS_TEST_OP_HOLD || READ_ONCE(gather)) &&
 	    test_hold(id, err, RTRS_TEST_HOLD_MS, NULL, 0, 0))
 		return 0;
 	atomic_inc(&ios_served);
