@@ -12,6 +12,7 @@
 #                                          Debian's stock kernel of that
 #                                          series (default 6.1)
 #   make bench [BENCH_QUICK=1] [BENCH_REPS=N] [BENCH_PROFILE=1]
+#              [BENCH_ONLY="point..."] [BENCH_STACKS="stack..."]
 #                                          ours against mainline rtrs,
 #                                          nvme-rdma and raw rxe (and
 #                                          where the CPU goes)
@@ -48,7 +49,8 @@ run:
 	KERNEL=$(KERNEL) tests/harness/run.sh
 
 bench:
-	BENCH_QUICK=$(BENCH_QUICK) BENCH_REPS=$(BENCH_REPS) BENCH_PROFILE="$(BENCH_PROFILE)" tests/harness/bench.sh
+	BENCH_QUICK=$(BENCH_QUICK) BENCH_REPS=$(BENCH_REPS) BENCH_PROFILE="$(BENCH_PROFILE)" \
+		BENCH_ONLY="$(BENCH_ONLY)" BENCH_STACKS="$(BENCH_STACKS)" tests/harness/bench.sh
 
 soak:
 	SOAK_MINUTES=$(SOAK_MINUTES) SOAK_SEED=$(SOAK_SEED) SOAK_EVENTS="$(SOAK_EVENTS)" tests/harness/soak.sh

@@ -29,13 +29,16 @@
 #
 # Environment: BENCH_REPS, BENCH_FIO_S, BENCH_RTRS_S, BENCH_RAW_S,
 # BENCH_LAT_ITERS, BENCH_DIR (build dir with ours/, mainline/ and their
-# -bench/ modules), BENCH_PROFILE (below).
+# -bench/ modules), BENCH_PROFILE (below), BENCH_ONLY and BENCH_STACKS
+# (comma-separated point and stack names: only those are measured; empty
+# means all).
 #
 # BENCH_PROFILE="point,..." (or 1: the 4 KiB points at queue depth 1 and
 # 32) adds a pass after the repetitions that runs only those points of
 # ours, mainline and nvme, each under perf record -a (cpu-clock, both
 # vCPUs, enabled exactly while the point runs), and leaves perf report's
-# samples by object and symbol in /run/results/profile/STACK-POINT.txt.
+# samples by object and symbol in /run/results/profile/STACK-POINT.txt,
+# and by CPU and task in STACK-POINT.cpus.
 # The figures of that pass go to points-profiled, not into the medians:
 # the sampling costs CPU.
 
@@ -49,6 +52,11 @@ RAW_S=${BENCH_RAW_S:-5}
 LAT_ITERS=${BENCH_LAT_ITERS:-20000}
 DIR=${BENCH_DIR:-$RTRS_TOP/build/bench}
 STACKS=(raw ours-2.1 ours-2.0 mainline nvme)
+if [ -n "${BENCH_STACKS:-}" ]; then
+	read -r -a STACKS <<<"${BENCH_STACKS//,/ }"
+fi
+ONLY=${BENCH_ONLY:-}
+ONLY=${ONLY//,/ }
 POINTS=$RESULTS/points
 BENCH_PARAMS=/sys/module/rtrs_bench_clt/parameters
 NQN=nqn.2014-08.org.example:rtrs-bench
@@ -99,10 +107,15 @@ point() {
 
 # ---- profile ---------------------------------------------------------------
 
-# wanted NAME: whether a point runs in this pass: every point in the
-# measured repetitions, only the profiled ones in the profile pass.
+# wanted NAME: whether a point runs in this pass: every point of
+# BENCH_ONLY (all if empty) in the measured repetitions, only the
+# profiled ones in the profile pass.
 wanted() {
-	[ -z "$PROFILING" ] || [[ " $PROFILE " == *" $1 "* ]]
+	if [ -n "$PROFILING" ]; then
+		[[ " $PROFILE " == *" $1 "* ]]
+	else
+		[ -z "$ONLY" ] || [[ " $ONLY " == *" $1 "* ]]
+	fi
 }
 
 # perf_ctl CMD: enable or disable the sampling, and wait for perf's ack.
@@ -194,6 +207,12 @@ prof_end() {
 		>"$RESULTS/profile/$1-$2.txt" 2>"$t/perf-report.log" &&
 		[ -s "$RESULTS/profile/$1-$2.txt" ] ||
 		{ cat "$t/perf-report.log"; return 1; }
+	# The same samples by CPU and task: whether the point kept both
+	# vCPUs busy, and with what.
+	perf report -i "$t/perf.data" --stdio -q --no-children \
+		--sort cpu,comm -F sample,cpu,comm --field-separator='|' \
+		>"$RESULTS/profile/$1-$2.cpus" 2>>"$t/perf-report.log" ||
+		{ cat "$t/perf-report.log"; return 1; }
 }
 
 # ---- memory ----------------------------------------------------------------
@@ -254,6 +273,7 @@ raw_lat() {
 }
 
 stack_raw() {
+	[ -z "$ONLY" ] || return 0
 	check "raw: ib_write_bw 4k" raw_bw "$1" 4096 write_bw-4k -D "$RAW_S"
 	check "raw: ib_write_bw 128k" raw_bw "$1" 131072 write_bw-128k -D "$RAW_S"
 	# At 1 MiB, a count of messages, 32 a second of $RAW_S: in a quick run

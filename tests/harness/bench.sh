@@ -17,13 +17,17 @@
 #   results/bench/bench.json   the same, and every run's figures
 #
 #   make bench [BENCH_QUICK=1] [BENCH_REPS=N] [BENCH_PROFILE=1|"point ..."]
+#              [BENCH_ONLY="point ..."] [BENCH_STACKS="stack ..."]
 #
 # BENCH_QUICK=1 runs each point for 2-3 s and once, to try the machinery;
 # its figures are no benchmark.  BENCH_PROFILE adds a pass that runs the
 # named points (1: the 4 KiB points at queue depth 1 and 32) of each stack
 # under perf; the report then says where the CPU went (the busiest
 # symbols: results/bench/profile.txt) and what each IO cost in CQ polls,
-# completions, work items, context switches, wakeups and softirqs.  Logs
+# completions, work items, context switches, wakeups and softirqs.
+# BENCH_ONLY and BENCH_STACKS narrow a run to the named points (the raw
+# rxe points run only without BENCH_ONLY) and stacks (raw, ours-2.1,
+# ours-2.0, mainline, nvme), to look at one figure more closely.  Logs
 # go to results/bench/.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -45,7 +49,16 @@ for p in ${BENCH_PROFILE//,/ }; do
 	[[ "$p" =~ ^(1|(rand)?(read|write)-(4k|124k|128k|1m)-qd[0-9]+)$ ]] ||
 		{ echo "make bench: BENCH_PROFILE: '$p' is not 1 or a point's name" >&2; exit 2; }
 done
-
+BENCH_ONLY=${BENCH_ONLY:-}
+for p in ${BENCH_ONLY//,/ }; do
+	[[ "$p" =~ ^(rand)?(read|write)-(4k|124k|128k|1m)-qd[0-9]+$ ]] ||
+		{ echo "make bench: BENCH_ONLY: '$p' is not a point's name" >&2; exit 2; }
+done
+BENCH_STACKS=${BENCH_STACKS:-}
+for s in ${BENCH_STACKS//,/ }; do
+	[[ "$s" =~ ^(raw|ours-2\.1|ours-2\.0|mainline|nvme)$ ]] ||
+		{ echo "make bench: BENCH_STACKS: '$s' is not a stack" >&2; exit 2; }
+done
 
 job_stock_kernel
 
@@ -98,6 +111,7 @@ RTRS_RESULTS=$LOGS "$H/guest.sh" --name guest --kernel stock \
 	--env "BENCH_RTRS_S=$rtrs_s" --env "BENCH_RAW_S=$raw_s" \
 	--env "BENCH_LAT_ITERS=$lat_iters" --env "BENCH_DIR=$B" \
 	--env "BENCH_PROFILE=${BENCH_PROFILE// /,}" \
+	--env "BENCH_ONLY=${BENCH_ONLY// /,}" --env "BENCH_STACKS=${BENCH_STACKS// /,}" \
 	>"$LOGS/guest.log" 2>&1
 guest_s=$(( $(date +%s) - tg ))
 G=$LOGS/guest
