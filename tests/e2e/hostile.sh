@@ -645,7 +645,7 @@ done
 check "the peer's 2.1 IO is served" peer_case v21-good 0
 for c in ${HOSTILE_V21_CASES:-v21-type v21-usr-len v21-msg-id v21-dup-id \
 		v21-len v21-inline-short v21-inline-long v21-inline-big \
-		v21-zero-key v21-con0 v21-imm v21-bad-rkey v21-rdbuf-len \
+		v21-zero-key v21-con0 v21-imm v21-imm-con0 v21-bad-rkey v21-rdbuf-len \
 		v21-rdbuf-zero v21-dereg v21-norepost}; do
 	check "2.1 $c closes the path" peer_case "$c" 1
 done

@@ -1405,6 +1405,8 @@ done:
  *  v21-zero-key	a WRITE_REQ of no data that names a key
  *  v21-con0		a request on connection 0, after the INFO exchange
  *  v21-imm		2.0's IO request, an RDMA WRITE with immediate
+ *  v21-imm-con0	the same on connection 0, which has receives of
+ *			its own (a 2.1 session has no chunk to take it)
  *  v21-bad-rkey	a WRITE_REQ whose key no region has: the server's
  *			RDMA READ of the data fails
  *  v21-rdbuf-len	a READ_BUF of one byte more than max_read_buf
@@ -1936,7 +1938,10 @@ static int case_v21(const char *name)
 	} else if (!strcmp(name, "v21-con0")) {
 		c = &P.con[0];
 		len = lay_io_req(0, MSG_WRITE_REQ, 0, TEST_OP_STORE, 0, 0, 0, 0);
-	} else if (!strcmp(name, "v21-imm")) {
+	} else if (!strcmp(name, "v21-imm") ||
+		   !strcmp(name, "v21-imm-con0")) {
+		if (!strcmp(name, "v21-imm-con0"))
+			c = &P.con[0];
 		if (post_send(c, IBV_WR_RDMA_WRITE_WITH_IMM, imm(IMM_IO_REQ, 0),
 			      0, 0, 0, 0, 1))
 			return 2;
@@ -2092,7 +2097,7 @@ static int run_v21(const char *name)
 		"v21-type", "v21-usr-len", "v21-msg-id", "v21-dup-id",
 		"v21-len", "v21-inline-short", "v21-inline-long",
 		"v21-inline-big", "v21-zero-key", "v21-con0", "v21-imm",
-		"v21-bad-rkey", "v21-rdbuf-len", "v21-rdbuf-zero",
+		"v21-imm-con0", "v21-bad-rkey", "v21-rdbuf-len", "v21-rdbuf-zero",
 	};
 	unsigned int i;
 
