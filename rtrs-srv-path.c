@@ -58,6 +58,20 @@ MODULE_PARM_DESC(read_bufs,
 		 "2.1: answer READs of up to 4 KiB into the client's read buffers, data and response in one RDMA WRITE WITH IMMEDIATE (default Y)");
 
 /*
+ * Where the completion work of a connection runs.  On the bound
+ * workqueue it runs on the CPU that took the completion, which spreads
+ * it where the device has a completion vector per CPU.  A device with
+ * one vector (rxe and siw, which complete on the CPU that processed the
+ * packet) would keep every connection's work on that CPU while the
+ * others idle: there the unbound workqueue lets an idle CPU take it, at
+ * the price of a wakeup of that CPU when the queue is nearly idle.
+ */
+static int rtrs_srv_cq_unbound = -1;
+module_param_named(cq_unbound, rtrs_srv_cq_unbound, int, 0644);
+MODULE_PARM_DESC(cq_unbound,
+		 "Run completion work on the unbound workqueue: 1 always, 0 never, -1 where the device has one completion vector (default -1)");
+
+/*
  * A path holds its queue pairs from its first connection on; one whose
  * client never completes it (the other connections or the INFO_REQ never
  * come) must not hold them forever.
@@ -274,6 +288,15 @@ static void rtrs_srv_free_con(struct rtrs_srv_con *con)
 	kfree(con);
 }
 
+static enum ib_poll_context rtrs_srv_poll_ctx(struct ib_device *ib_dev)
+{
+	int unbound = READ_ONCE(rtrs_srv_cq_unbound);
+
+	if (unbound < 0)
+		unbound = ib_dev->num_comp_vectors < 2;
+	return unbound ? IB_POLL_UNBOUND_WORKQUEUE : IB_POLL_WORKQUEUE;
+}
+
 /*
  * Size the queues for the worst case: every chunk's request on this
  * connection, each with its LOCAL_INV and a response of up to
@@ -314,7 +337,7 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	err = rtrs_cq_qp_create(&path->s, &con->c, 1,
 				con->c.cid % ib_dev->num_comp_vectors,
 				max_send_wr + max_recv_wr, max_send_wr,
-				max_recv_wr, srq, IB_POLL_WORKQUEUE);
+				max_recv_wr, srq, rtrs_srv_poll_ctx(ib_dev));
 	if (err)
 		return err;
 	atomic_set(&con->c.sq_wr_avail, depth * RTRS_SRV_RSP_WRS);
