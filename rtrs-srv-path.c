@@ -302,25 +302,34 @@ static enum ib_poll_context rtrs_srv_poll_ctx(struct ib_device *ib_dev)
  * connection, each with its LOCAL_INV and a response of up to
  * RTRS_SRV_RSP_WRS work requests; heartbeat message and ack; and the
  * drain.  Connection 0 also carries the INFO_RSP with a REG_MR per chunk.
+ *
+ * An IO connection of a 2.1 session posts less: a request's RDMA READ of
+ * WRITE data, and a response of RTRS_SRV_RSP_WRS_2_1 work requests at
+ * most.  Its room is still counted in units of RTRS_SRV_RSP_WRS per
+ * response (sq_wr_avail), which lets no more responses into the queue
+ * than requests; the queue needs only the work requests they post.
  */
 static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 			      struct rtrs_srv_con *con)
 {
 	struct ib_device *ib_dev = path->s.dev->ib_dev;
 	u32 depth = path->sess->queue_depth;
+	u32 rsp_wrs = RTRS_SRV_RSP_WRS;
 	struct ib_srq *srq = NULL;
 	u32 max_send_wr, max_recv_wr;
 	int err;
 
 	/* 2.1: IO connections receive from the device's shared queue. */
-	if (path->srq && con->c.cid)
+	if (path->srq && con->c.cid) {
 		srq = path->srq->srq;
+		rsp_wrs = RTRS_SRV_RSP_WRS_2_1;
+	}
 
 	/*
 	 * + 4: a heartbeat, its ack, the watchdog's flush of the responses and
 	 * the drain, outside sq_wr_avail.
 	 */
-	max_send_wr = depth * (1 + RTRS_SRV_RSP_WRS) + 4;
+	max_send_wr = depth * (1 + rsp_wrs) + 4;
 	max_recv_wr = depth + 2 + 1;
 	if (!con->c.cid) {
 		max_send_wr += depth + 1;

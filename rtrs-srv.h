@@ -661,6 +661,13 @@ static inline struct rtrs_srv_path *con_to_path(struct rtrs_srv_con *con)
  * itself.
  */
 #define RTRS_SRV_RSP_WRS	5
+/*
+ * Work requests one response of a 2.1 IO connection posts: the READ
+ * data's RDMA WRITE and the SEND (WITH INVALIDATE), or a READ_BUF's one
+ * RDMA WRITE WITH IMMEDIATE; a pack is one SEND for responses that each
+ * count as one.
+ */
+#define RTRS_SRV_RSP_WRS_2_1	2
 /* Most responses one signaled response stands for. */
 #define RTRS_SRV_RSP_BATCH	16
 
