@@ -616,6 +616,7 @@ if [ -n "$PROFILE" ]; then
 	POINTS=$RESULTS/points-profiled
 	mkdir -p "$RESULTS/profile"
 	for s in ours-2.1 ours-2.0 mainline nvme; do
+		[[ " ${STACKS[*]} " == *" $s "* ]] || continue
 		echo "bench: profile pass, $s, at $(cut -d' ' -f1 /proc/uptime) s"
 		run_stack "$s" p
 	done

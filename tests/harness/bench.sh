@@ -44,14 +44,16 @@ else
 	reps=${BENCH_REPS:-3} fio_s=10 rtrs_s=5 raw_s=5 lat_iters=20000
 fi
 [[ "$reps" =~ ^[1-9][0-9]*$ ]] || { echo "make bench: BENCH_REPS must be a number" >&2; exit 2; }
+# A point's name, as the report gives it.
+point_re='(rand)?(read|write)-(4k|124k|128k|1m)-qd[0-9]+'
 BENCH_PROFILE=${BENCH_PROFILE:-}
 for p in ${BENCH_PROFILE//,/ }; do
-	[[ "$p" =~ ^(1|(rand)?(read|write)-(4k|124k|128k|1m)-qd[0-9]+)$ ]] ||
+	[[ "$p" =~ ^(1|$point_re)$ ]] ||
 		{ echo "make bench: BENCH_PROFILE: '$p' is not 1 or a point's name" >&2; exit 2; }
 done
 BENCH_ONLY=${BENCH_ONLY:-}
 for p in ${BENCH_ONLY//,/ }; do
-	[[ "$p" =~ ^(rand)?(read|write)-(4k|124k|128k|1m)-qd[0-9]+$ ]] ||
+	[[ "$p" =~ ^$point_re$ ]] ||
 		{ echo "make bench: BENCH_ONLY: '$p' is not a point's name" >&2; exit 2; }
 done
 BENCH_STACKS=${BENCH_STACKS:-}
