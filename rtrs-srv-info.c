@@ -251,7 +251,8 @@ static void rtrs_srv_info_req_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->opcode != IB_WC_RECV) {
 		imm = wc->wc_flags & IB_WC_WITH_IMM ?
 		      be32_to_cpu(wc->ex.imm_data) : 0;
-		msg = rtrs_srv_msg_of_imm(imm);
+		msg = rtrs_srv_msg_of_imm(imm,
+					  rtrs_srv_sess_2_1(path->sess));
 	}
 	/* This receive completes before the path can be connected. */
 	if (!rtrs_srv_admit(path, msg, imm, 0))

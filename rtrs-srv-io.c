@@ -1402,13 +1402,7 @@ static void rtrs_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM &&
 	    wc->wc_flags & IB_WC_WITH_IMM) {
 		imm = be32_to_cpu(wc->ex.imm_data);
-		msg = rtrs_srv_msg_of_imm(imm);
-		/*
-		 * Connection 0 of a 2.1 session keeps receives of its own for
-		 * heartbeats; a 2.1 session has no chunk for 2.0's request.
-		 */
-		if (msg == RTRS_SRV_MSG_IO_REQ && rtrs_srv_sess_2_1(path->sess))
-			msg = RTRS_SRV_MSG_OTHER;
+		msg = rtrs_srv_msg_of_imm(imm, rtrs_srv_sess_2_1(path->sess));
 	}
 	if (!rtrs_srv_admit(path, msg, imm, con->c.cid))
 		return;

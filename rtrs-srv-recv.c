@@ -378,10 +378,7 @@ void rtrs_srv_rbuf_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (wc->opcode != IB_WC_RECV || wc->wc_flags & IB_WC_WITH_IMM) {
 		imm = wc->wc_flags & IB_WC_WITH_IMM ?
 		      be32_to_cpu(wc->ex.imm_data) : 0;
-		msg = rtrs_srv_msg_of_imm(imm);
-		/* 2.0's request by immediate is nothing a 2.1 client sends. */
-		if (msg == RTRS_SRV_MSG_IO_REQ)
-			msg = RTRS_SRV_MSG_OTHER;
+		msg = rtrs_srv_msg_of_imm(imm, rtrs_srv_sess_2_1(path->sess));
 	}
 	if (!rtrs_srv_admit(path, msg, imm, con->c.cid)) {
 		rtrs_srv_repost(path, rb);

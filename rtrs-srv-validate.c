@@ -100,17 +100,21 @@ int rtrs_srv_check_info_req(const void *buf, size_t len, char *name,
 /**
  * rtrs_srv_msg_of_imm() - the kind of message an immediate is
  * @imm: the immediate data, in CPU order
+ * @sess_2_1: the session speaks protocol 2.1
  *
- * A client sends IO requests, heartbeats and heartbeat acks; any other
- * type, the server's own IO responses included, is %RTRS_SRV_MSG_OTHER.
+ * A client sends heartbeats and heartbeat acks, and a 2.0 client its IO
+ * requests; any other type, the server's own IO responses included, is
+ * %RTRS_SRV_MSG_OTHER.  A 2.1 client sends its requests as SENDs, and
+ * its session has no chunk for 2.0's request by immediate: on any of
+ * its connections, that immediate is %RTRS_SRV_MSG_OTHER too.
  *
  * Return: the kind.
  */
-enum rtrs_srv_msg rtrs_srv_msg_of_imm(u32 imm)
+enum rtrs_srv_msg rtrs_srv_msg_of_imm(u32 imm, bool sess_2_1)
 {
 	switch (rtrs_imm_type(imm)) {
 	case RTRS_IO_REQ_IMM:
-		return RTRS_SRV_MSG_IO_REQ;
+		return sess_2_1 ? RTRS_SRV_MSG_OTHER : RTRS_SRV_MSG_IO_REQ;
 	case RTRS_HB_MSG_IMM:
 		return RTRS_SRV_MSG_HB;
 	case RTRS_HB_ACK_IMM:

@@ -817,7 +817,7 @@ bool rtrs_srv_admit(struct rtrs_srv_path *path, enum rtrs_srv_msg msg,
 int rtrs_srv_check_conn_req(const void *data, size_t len);
 int rtrs_srv_check_info_req(const void *buf, size_t len, char *name,
 			    size_t size);
-enum rtrs_srv_msg rtrs_srv_msg_of_imm(u32 imm);
+enum rtrs_srv_msg rtrs_srv_msg_of_imm(u32 imm, bool sess_2_1);
 enum rtrs_srv_verdict rtrs_srv_msg_verdict(enum rtrs_srv_msg msg,
 					   enum rtrs_srv_state state);
 const char *rtrs_srv_msg_name(enum rtrs_srv_msg msg);

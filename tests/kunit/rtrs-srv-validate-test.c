@@ -190,23 +190,30 @@ static void info_req_longest_name(struct kunit *test)
 static void imm_types(struct kunit *test)
 {
 	static const u32 payloads[] = { 0, 1, RTRS_IMM_PAYLOAD_MASK };
+	unsigned int v21;
 	u32 type;
 	size_t i;
 
-	for (type = 0; type < BIT(RTRS_IMM_TYPE_BITS); type++) {
-		enum rtrs_srv_msg want = RTRS_SRV_MSG_OTHER;
+	for (v21 = 0; v21 < 2; v21++) {
+		for (type = 0; type < BIT(RTRS_IMM_TYPE_BITS); type++) {
+			enum rtrs_srv_msg want = RTRS_SRV_MSG_OTHER;
 
-		if (type == RTRS_IO_REQ_IMM)
-			want = RTRS_SRV_MSG_IO_REQ;
-		else if (type == RTRS_HB_MSG_IMM)
-			want = RTRS_SRV_MSG_HB;
-		else if (type == RTRS_HB_ACK_IMM)
-			want = RTRS_SRV_MSG_HB_ACK;
-		for (i = 0; i < ARRAY_SIZE(payloads); i++)
-			KUNIT_EXPECT_EQ_MSG(test,
-					    rtrs_srv_msg_of_imm(rtrs_imm(type, payloads[i])),
-					    want, "type %u payload %#x", type,
-					    payloads[i]);
+			/* A 2.1 session has no chunk to take it into. */
+			if (type == RTRS_IO_REQ_IMM && !v21)
+				want = RTRS_SRV_MSG_IO_REQ;
+			else if (type == RTRS_HB_MSG_IMM)
+				want = RTRS_SRV_MSG_HB;
+			else if (type == RTRS_HB_ACK_IMM)
+				want = RTRS_SRV_MSG_HB_ACK;
+			for (i = 0; i < ARRAY_SIZE(payloads); i++) {
+				u32 imm = rtrs_imm(type, payloads[i]);
+
+				KUNIT_EXPECT_EQ_MSG(test,
+						    rtrs_srv_msg_of_imm(imm, v21),
+						    want, "2.%u type %u payload %#x",
+						    v21, type, payloads[i]);
+			}
+		}
 	}
 }
 
