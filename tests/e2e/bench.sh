@@ -82,6 +82,43 @@ try() {
 	! grep -q "^FAIL $RTRS_NAME/$1" "$RESULTS/checks"
 }
 
+# A stack whose IO never completes (mainline's rnbd stops so on rxe at
+# times, after "rxe_reg_fast_mr: ... not free") would hold its point, and
+# the run, until the guest's timeout.  Its IO commands run under a
+# deadline instead; past it the point fails, the stack's modules cannot be
+# unloaded under the stuck IO, and the run ends with what it measured
+# (end_if_stuck after each point).
+IO_DEADLINE=$(( (FIO_S > RTRS_S ? FIO_S : RTRS_S) * 4 + 120 ))
+STUCK=$RTRS_TMP/bench-stuck
+
+# guarded CMD...: CMD in the background, its output and status once it
+# ends, or a failure once it has run $IO_DEADLINE seconds.
+guarded() {
+	local rc=$RTRS_TMP/guarded.rc out=$RTRS_TMP/guarded.out deadline pid
+	rm -f "$rc"
+	{ "$@"; echo $? >"$rc"; } >"$out" 2>&1 &
+	pid=$!
+	deadline=$(( SECONDS + IO_DEADLINE ))
+	until [ -s "$rc" ]; do
+		if [ "$SECONDS" -ge "$deadline" ]; then
+			echo "$1 stuck: no end after ${IO_DEADLINE}s" >"$STUCK"
+			cat "$STUCK"
+			return 1
+		fi
+		nap 0.5
+	done
+	wait "$pid"
+	cat "$out"
+	return "$(cat "$rc")"
+}
+
+# end_if_stuck: end the run when a point's IO never ended.
+end_if_stuck() {
+	[ -e "$STUCK" ] || return 0
+	echo "bench: ending the run at $(cut -d' ' -f1 /proc/uptime) s: $(cat "$STUCK")"
+	exit 1
+}
+
 # cpu_ticks: busy time of all CPUs so far, in USER_HZ ticks.
 cpu_ticks() {
 	awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
@@ -312,8 +349,8 @@ fio_job() {
 	prof_begin || return 1
 	t0=$(cpu_ticks)
 	p0=$(rxe_pkts)
-	fio --name=bench --filename="/dev/$dev" --ioengine=libaio --direct=1 \
-		"$@" --output-format=json \
+	guarded fio --name=bench --filename="/dev/$dev" --ioengine=libaio \
+		--direct=1 "$@" --output-format=json \
 		--output="$RTRS_TMP/fio.json" >"$RTRS_TMP/fio.log" 2>&1 ||
 		{ grep -m 1 . "$RTRS_TMP/fio.log"; prof_end "$stack" "$name"; return 1; }
 	prof_end "$stack" "$name" || return 1
@@ -345,6 +382,7 @@ fio_all() {
 		wanted "${p%% *}" || continue
 		# shellcheck disable=SC2086
 		check "$2: fio $p" fio_point "$1" "$2" "$3" $p
+		end_if_stuck
 	done
 }
 
@@ -381,6 +419,7 @@ fio_mib() {
 			"$rdev" write-1m-qd8 write "${args[@]}" --do_verify=0 &&
 			check "$stack: fio read-1m-qd8, crc32c verify" fio_job "$rep" \
 				"$stack" "$rdev" read-1m-qd8 read "${args[@]}" --verify_only=1
+		end_if_stuck
 		must "$stack: unmap /dev/ram0" rnbd_unmap "$rdev"
 	fi
 	must "$stack: unload brd" wait_for 30 rmmod brd
@@ -417,7 +456,8 @@ rtrs_point() {
 	prof_begin || return 1
 	t0=$(cpu_ticks)
 	p0=$(rxe_pkts)
-	echo 1 >$BENCH_PARAMS/run || { dmesg | tail -n 2; prof_end "$stack" "$name"; return 1; }
+	guarded sh -c "echo 1 >$BENCH_PARAMS/run" ||
+		{ dmesg | tail -n 2; prof_end "$stack" "$name"; return 1; }
 	prof_end "$stack" "$name" || return 1
 	r=$(cat $BENCH_PARAMS/result)
 	ops=$(sed -n 's/.*\bops=\([0-9]*\).*/\1/p' <<<"$r")
@@ -506,6 +546,7 @@ stack_rtrs() {
 			wanted "${p%% *}" || continue
 			# shellcheck disable=SC2086
 			check "$stack: rtrs $p" rtrs_point "$rep" "$stack" $p
+			end_if_stuck
 		done
 	fi
 	must "$stack: unload the bench users" rmmod rtrs-bench-clt rtrs-bench-srv
