@@ -755,7 +755,7 @@ static void rtrs_srv_post_rsp_2_1(struct rtrs_srv_con *con,
 	struct rtrs_srv_rsp_wrs w = {};
 	struct ib_send_wr *first = NULL, **tail = &first;
 	bool data = op->dir == READ && !status && op->data_len;
-	bool last = atomic_dec_return(&con->rsp_due) <= 0;
+	bool last = con->packs && atomic_dec_return(&con->rsp_due) <= 0;
 	unsigned long flags;
 	int err;
 

@@ -488,9 +488,9 @@ struct rtrs_srv_pack {
  * @pack_sent: buffers posted and not completed, the ones before
  *	@pack_fill
  * @pack_len: responses of each buffer posted
- * @rsp_due: (2.1) requests that came on this connection and have not
- *	reached their response: while none is, a response is not held back
- *	to be packed with others (rtrs_srv_pack_rsp())
+ * @rsp_due: (2.1, with @packs) requests that came on this connection and
+ *	have not reached their response: while none is, a response is not
+ *	held back to be packed with others (rtrs_srv_pack_rsp())
  */
 struct rtrs_srv_con {
 	struct rtrs_con		c;
