@@ -308,6 +308,9 @@ static enum ib_poll_context rtrs_srv_poll_ctx(struct ib_device *ib_dev)
  * most.  Its room is still counted in units of RTRS_SRV_RSP_WRS per
  * response (sq_wr_avail), which lets no more responses into the queue
  * than requests; the queue needs only the work requests they post.
+ * Connection 0 of a 2.1 session takes no requests: its queues do not
+ * grow with the queue depth (RTRS_SRV_CON0_SENDS_2_1), and it has no
+ * room for responses.
  */
 static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 			      struct rtrs_srv_con *con)
@@ -317,6 +320,7 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	u32 rsp_wrs = RTRS_SRV_RSP_WRS;
 	struct ib_srq *srq = NULL;
 	u32 max_send_wr, max_recv_wr;
+	bool admin_2_1 = path->srq && !con->c.cid;
 	int err;
 
 	/* 2.1: IO connections receive from the device's shared queue. */
@@ -331,7 +335,11 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	 */
 	max_send_wr = depth * (1 + rsp_wrs) + 4;
 	max_recv_wr = depth + 2 + 1;
-	if (!con->c.cid) {
+	if (admin_2_1) {
+		/* + 1: the drain; + 1: the INFO_REQ. */
+		max_send_wr = RTRS_SRV_CON0_SENDS_2_1 + 1;
+		max_recv_wr = RTRS_SRV_CON0_RECVS_2_1 + 1 + 1;
+	} else if (!con->c.cid) {
 		max_send_wr += depth + 1;
 		max_recv_wr += 1;
 	}
@@ -349,7 +357,8 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 				max_recv_wr, srq, rtrs_srv_poll_ctx(ib_dev));
 	if (err)
 		return err;
-	atomic_set(&con->c.sq_wr_avail, depth * RTRS_SRV_RSP_WRS);
+	atomic_set(&con->c.sq_wr_avail,
+		   admin_2_1 ? 0 : depth * RTRS_SRV_RSP_WRS);
 	/*
 	 * Unsignaled responses keep their room until a signaled one completes;
 	 * with no more than depth / 4 of them between two signaled ones, a
@@ -398,7 +407,9 @@ static int rtrs_srv_create_con(struct rtrs_srv_path *path,
 	}
 	/* A connection on the shared queue has no receives of its own. */
 	if (!con->c.qp->srq) {
-		err = rtrs_srv_post_recvs(con, path->sess->queue_depth + 2);
+		err = rtrs_srv_post_recvs(con, path->srq ?
+					  RTRS_SRV_CON0_RECVS_2_1 :
+					  path->sess->queue_depth + 2);
 		if (err)
 			goto destroy_qp;
 	}

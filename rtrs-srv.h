@@ -668,6 +668,15 @@ static inline struct rtrs_srv_path *con_to_path(struct rtrs_srv_con *con)
  * count as one.
  */
 #define RTRS_SRV_RSP_WRS_2_1	2
+/*
+ * Connection 0 of a 2.1 session carries the path's own messages only,
+ * whatever the queue depth: a 2.1 client sends its requests on the IO
+ * connections.  Receives for the client's heartbeats and acks, which come
+ * one per heartbeat interval; sends for the INFO_RSP, our heartbeat, an
+ * ack for each of those receives, and room to spare.
+ */
+#define RTRS_SRV_CON0_RECVS_2_1	8
+#define RTRS_SRV_CON0_SENDS_2_1	16
 /* Most responses one signaled response stands for. */
 #define RTRS_SRV_RSP_BATCH	16
 
