@@ -91,12 +91,17 @@ try() {
 IO_DEADLINE=$(( (FIO_S > RTRS_S ? FIO_S : RTRS_S) * 4 + 120 ))
 STUCK=$RTRS_TMP/bench-stuck
 
-# guarded CMD...: CMD in the background, its output and status once it
-# ends, or a failure once it has run $IO_DEADLINE seconds.
+# guarded CMD...: CMD, a program, in the background; its output and
+# status once it ends, or a failure once it has run $IO_DEADLINE
+# seconds.  The background job is an sh of its own, not a fork of this
+# shell: a fork would keep bash's saved copy of the caller's output
+# open (a redirection of the guarded call saves it, close-on-exec), and
+# check's command substitution, which reads that output, would wait for
+# the stuck CMD after all.
 guarded() {
 	local rc=$RTRS_TMP/guarded.rc out=$RTRS_TMP/guarded.out deadline pid
 	rm -f "$rc"
-	{ "$@"; echo $? >"$rc"; } >"$out" 2>&1 &
+	RC="$rc" sh -c '"$@"; echo $? >"$RC"' guarded "$@" >"$out" 2>&1 &
 	pid=$!
 	deadline=$(( SECONDS + IO_DEADLINE ))
 	until [ -s "$rc" ]; do
