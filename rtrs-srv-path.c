@@ -320,11 +320,10 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 	u32 rsp_wrs = RTRS_SRV_RSP_WRS;
 	struct ib_srq *srq = NULL;
 	u32 max_send_wr, max_recv_wr;
-	bool admin_2_1 = path->srq && !con->c.cid;
+	bool admin_2_1 = rtrs_srv_con_admin_2_1(path, con->c.cid);
 	int err;
 
-	/* 2.1: IO connections receive from the device's shared queue. */
-	if (path->srq && con->c.cid) {
+	if (rtrs_srv_con_on_srq(path, con->c.cid)) {
 		srq = path->srq->srq;
 		rsp_wrs = RTRS_SRV_RSP_WRS_2_1;
 	}
@@ -392,7 +391,7 @@ static int rtrs_srv_create_con(struct rtrs_srv_path *path,
 	con->c.cid = cid;
 	rtrs_srv_init_con_cqes(con);
 
-	if (packed && cid && rtrs_srv_sess_2_1(path->sess)) {
+	if (packed && rtrs_srv_con_on_srq(path, cid)) {
 		err = rtrs_srv_alloc_packs(con);
 		if (err)
 			goto free_con;
@@ -406,8 +405,9 @@ static int rtrs_srv_create_con(struct rtrs_srv_path *path,
 			goto destroy_qp;
 	}
 	/* A connection on the shared queue has no receives of its own. */
-	if (!con->c.qp->srq) {
-		err = rtrs_srv_post_recvs(con, path->srq ?
+	if (!rtrs_srv_con_on_srq(path, cid)) {
+		err = rtrs_srv_post_recvs(con,
+					  rtrs_srv_con_admin_2_1(path, cid) ?
 					  RTRS_SRV_CON0_RECVS_2_1 :
 					  path->sess->queue_depth + 2);
 		if (err)

@@ -635,6 +635,25 @@ static inline struct rtrs_srv_path *con_to_path(struct rtrs_srv_con *con)
 	return to_srv_path(con->c.path);
 }
 
+/*
+ * Connection @cid of a 2.1 path: connection 0 carries the path's own
+ * messages only (INFO, heartbeats) and takes no requests; the others
+ * receive from the device's shared queue, @path->srq, which only a 2.1
+ * path holds.  A 2.0 path has no shared queue: every one of its
+ * connections takes requests, into receives of its own.
+ */
+static inline bool rtrs_srv_con_admin_2_1(const struct rtrs_srv_path *path,
+					  unsigned int cid)
+{
+	return path->srq && !cid;
+}
+
+static inline bool rtrs_srv_con_on_srq(const struct rtrs_srv_path *path,
+				       unsigned int cid)
+{
+	return path->srq && cid;
+}
+
 /* Connections a path may have, as mainline bounds them. */
 #define RTRS_SRV_MAX_CONS	4096
 
