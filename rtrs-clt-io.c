@@ -46,12 +46,35 @@ static bool rtrs_clt_con_failing(struct rtrs_clt_con *con)
 	       (state != RTRS_CLT_CONNECTING && state != RTRS_CLT_CONNECTED);
 }
 
-/* A work request of @con failed: the path goes down. */
+/*
+ * The QP of @con went to the error state while its path was connected,
+ * and the flush of one of its work requests is the first sign: the device
+ * did it on its own, with no completion to say why (rxe does so when a
+ * completion queue is full).  Before the path is connected, a flush only
+ * follows a failure the connect attempt reports itself.
+ */
+static bool rtrs_clt_con_flushed_unasked(struct rtrs_clt_con *con,
+					 struct ib_wc *wc)
+{
+	return wc->status == IB_WC_WR_FLUSH_ERR &&
+	       READ_ONCE(to_clt_path(con->c.path)->state) == RTRS_CLT_CONNECTED;
+}
+
+/*
+ * A work request of @con failed: the path goes down.  The first failure
+ * of a path is logged; flushes that follow it, or that follow a close we
+ * started, are quiet.
+ */
 static void rtrs_clt_wc_failed(struct rtrs_clt_con *con, struct ib_wc *wc,
 			       const char *what)
 {
 	trace_rtrs_clt_con_error(con, what, wc->status);
-	if (wc->status != IB_WC_WR_FLUSH_ERR && !rtrs_clt_con_failing(con)) {
+	if (rtrs_clt_con_flushed_unasked(con, wc)) {
+		pr_err_ratelimited("%s: connection %u: %s flushed while connected: its QP failed with no completion saying why\n",
+				   con->c.path->sessname, con->c.cid, what);
+		WRITE_ONCE(to_clt_path(con->c.path)->err_logged, true);
+	} else if (wc->status != IB_WC_WR_FLUSH_ERR &&
+		   !rtrs_clt_con_failing(con)) {
 		pr_err_ratelimited("%s: connection %u: %s failed: %s\n",
 				   con->c.path->sessname, con->c.cid, what,
 				   ib_wc_status_msg(wc->status));

@@ -225,19 +225,27 @@ void rtrs_srv_free_ops(struct rtrs_srv_path *path)
  * @wc: the completion
  * @what: what failed, for the log
  *
- * A failed work request fails the path.  Flushes, and any failure on a
- * path already closing, are quiet: the close has given its reason.
+ * A failed work request fails the path.  Any failure on a path already
+ * closing is quiet: the close has given its reason.  So are flushes, but
+ * for one on a connected path: nothing of ours moved its QP to the error
+ * state, the device did, with no completion to say why, and the flush is
+ * the only sign of it.
  *
  * Return: true when @wc succeeded.
  */
 bool rtrs_srv_wc_ok(struct rtrs_srv_path *path, struct ib_wc *wc,
 		    const char *what)
 {
+	enum rtrs_srv_state state;
+
 	if (likely(wc->status == IB_WC_SUCCESS))
 		return true;
 	trace_rtrs_srv_con_error(path, what, wc->status);
-	if (wc->status != IB_WC_WR_FLUSH_ERR &&
-	    rtrs_srv_path_state(path) < RTRS_SRV_CLOSING)
+	state = rtrs_srv_path_state(path);
+	if (wc->status == IB_WC_WR_FLUSH_ERR && state == RTRS_SRV_CONNECTED)
+		pr_err_ratelimited("%s: %s flushed while connected: its QP failed with no completion saying why\n",
+				   path->s.sessname, what);
+	else if (wc->status != IB_WC_WR_FLUSH_ERR && state < RTRS_SRV_CLOSING)
 		pr_err_ratelimited("%s: %s failed: %s\n", path->s.sessname,
 				   what, ib_wc_status_msg(wc->status));
 	rtrs_srv_close_path(path);
