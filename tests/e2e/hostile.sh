@@ -686,16 +686,19 @@ RSP_CASES=${HOSTILE_RSP_CASES:-rsp-magic rsp-errno rsp-qd-0 rsp-qd-vary \
 	info-len-0 info-len-odd}
 # The v21-rsp- lies come from a server that speaks 2.1 (rtrs-peer.c,
 # srv_req21()): an immediate answer to an inline WRITE, a READ_BUF's data
-# a byte short, a SEND answer to a READ_BUF; packed responses (the client
-# asks for them by default) answering a WRITE twice, a response and a
-# half, 17 responses where the receive buffer holds 16.
+# a byte short, a SEND answer to a READ_BUF, a READ_BUF's data written
+# with a key the client did not give (its QP fails with no completion to
+# say why); packed responses (the client asks for them by default)
+# answering a WRITE twice, a response and a half, 17 responses where the
+# receive buffer holds 16.
 ANS_CASES=${HOSTILE_ANS_CASES:-io-bad-id io-not-sent io-dup io-type io-silent \
-	v21-rsp-imm-write v21-rsp-rdbuf-len v21-rsp-rdbuf-send \
+	v21-rsp-imm-write v21-rsp-rdbuf-len v21-rsp-rdbuf-send v21-rsp-rdbuf-key \
 	v21-rsp-pack-dup v21-rsp-pack-odd v21-rsp-pack-over}
 declare -A ANS_REASON=([io-type]="unknown immediate"
 	[io-silent]="waited 2 s for its answer"
 	[v21-rsp-rdbuf-len]="READ_BUF answer of a wrong length"
 	[v21-rsp-rdbuf-send]="SEND answer to a READ_BUF"
+	[v21-rsp-rdbuf-key]="flushed while connected"
 	[v21-rsp-pack-odd]="malformed response"
 	[v21-rsp-pack-over]="receive failed")
 # shellcheck disable=SC2086 # lists of cases

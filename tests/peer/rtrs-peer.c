@@ -2457,10 +2457,14 @@ static void srv_pack21(struct con *c, __u32 msg_id, unsigned int n,
  * response, but where the case lies: "v21-rsp-imm-write" answers the
  * WRITE with an immediate, as if it were a READ_BUF; "v21-rsp-rdbuf-len"
  * writes a byte less than the READ_BUF asked for; "v21-rsp-rdbuf-send"
- * answers it with a SEND.  The client asks for packed responses: the
- * "v21-rsp-pack-..." lies answer the WRITE twice in one pack ("dup"), in
- * a pack of a response and a half ("odd"), or in a pack of 17, one more
- * than its receive buffer holds ("over").  1 once the lie is told.
+ * answers it with a SEND; "v21-rsp-rdbuf-key" writes its data with a key
+ * the client did not give, and no immediate: the client's QP fails with
+ * no completion of its own to say so (a device may raise an affiliated
+ * event; rxe does not), and the flush that follows must tell.  The
+ * client asks for packed responses: the "v21-rsp-pack-..." lies answer
+ * the WRITE twice in one pack ("dup"), in a pack of a response and a half
+ * ("odd"), or in a pack of 17, one more than its receive buffer holds
+ * ("over").  1 once the lie is told.
  */
 static int srv_req21(struct con *c)
 {
@@ -2497,6 +2501,14 @@ static int srv_req21(struct con *c)
 			say("READ_BUF %u of %u bytes, answered by a SEND",
 			    msg_id, len);
 			srv_rsp21(c, msg_id);
+			return 1;
+		}
+		if (is("v21-rsp-rdbuf-key")) {
+			say("READ_BUF %u, written with a key it did not give",
+			    msg_id);
+			send_sync(c, IBV_WR_RDMA_WRITE, 0, 4096, len,
+				  le64toh(h.desc.addr),
+				  le32toh(h.desc.key) ^ 0xff);
 			return 1;
 		}
 		if (is("v21-rsp-rdbuf-len") && len)
