@@ -80,7 +80,8 @@ topology_pair() {
 	ip link add veth0 type veth peer name veth1 &&
 	ip addr add "$PAIR_A/24" dev veth0 &&
 	ip addr add "$PAIR_B/24" dev veth1 &&
-	ip link set veth0 up && ip link set veth1 up || return 1
+	ip link set veth0 up && ip link set veth1 up &&
+	flows_in_order veth0 veth1 || return 1
 	# A burst of rxe packets must not overflow the backlog of the
 	# receiving veth (1000 by default): each drop costs a retransmission.
 	sysctl -qw net.core.netdev_max_backlog=65536 \
@@ -94,6 +95,30 @@ topology_pair() {
 	route_over_wire "$PAIR_A" "$PAIR_B" veth0 100 &&
 	route_over_wire "$PAIR_B" "$PAIR_A" veth1 101 || return 1
 	rxe_add rxe0 veth0 && rxe_add rxe1 veth1 && pair_made 1
+}
+
+# flows_in_order DEV...: each flow a veth DEV receives goes to one CPU.
+# A veth hands a packet to the backlog of the CPU that sent it, and rxe
+# sends a QP's packets from whichever CPU runs its tasks, so on more than
+# one CPU two packets of a QP can overtake each other.  rxe takes that as
+# a loss and retransmits (hundreds of times a benchmark point: its
+# out_of_seq_request counter).  Worse, a retransmitted RDMA READ request
+# can then arrive after the SEND_WITH_INV that answered it, and rxe fails
+# the QP when its replay finds the MR invalidated, with no completion on
+# either side.  A NIC's receive-side scaling keeps a flow in order; RPS
+# does the same here: it hashes each flow (rxe gives each QP its own UDP
+# source port) to one CPU's backlog.
+flows_in_order() {
+	local dev n mask
+
+	n=$(nproc)
+	[ "$n" -gt 1 ] || return 0
+	[ "$n" -lt 32 ] || n=31
+	mask=$(printf '%x' $(((1 << n) - 1)))
+	for dev in "$@"; do
+		echo "$mask" >"/sys/class/net/$dev/queues/rx-0/rps_cpus" ||
+			return 1
+	done
 }
 
 # restore_routes: put back the routes that send each pair's traffic over
@@ -131,7 +156,8 @@ topology_second_pair() {
 	ip link add veth2 type veth peer name veth3 &&
 	ip addr add 198.51.100.1/24 dev veth2 &&
 	ip addr add 198.51.100.2/24 dev veth3 &&
-	ip link set veth2 up && ip link set veth3 up || return 1
+	ip link set veth2 up && ip link set veth3 up &&
+	flows_in_order veth2 veth3 || return 1
 	sysctl -qw net.ipv4.conf.veth2.accept_local=1 \
 		net.ipv4.conf.veth3.accept_local=1 \
 		net.ipv4.conf.veth2.rp_filter=0 \
