@@ -107,12 +107,13 @@ topology_pair() {
 # the QP when its replay finds the MR invalidated, with no completion on
 # either side.  A NIC's receive-side scaling keeps a flow in order; RPS
 # does the same here: it hashes each flow (rxe gives each QP its own UDP
-# source port) to one CPU's backlog.
+# source port) to one CPU's backlog.  TOPO_FLOWS_IN_ORDER=0 leaves the
+# veth as it comes (make bench does, see tests/e2e/bench.sh).
 flows_in_order() {
 	local dev n mask
 
 	n=$(nproc)
-	[ "$n" -gt 1 ] || return 0
+	[ "$n" -gt 1 ] && [ "${TOPO_FLOWS_IN_ORDER:-1}" != 0 ] || return 0
 	[ "$n" -lt 32 ] || n=31
 	mask=$(printf '%x' $(((1 << n) - 1)))
 	for dev in "$@"; do
