@@ -49,9 +49,11 @@ static bool rtrs_clt_con_failing(struct rtrs_clt_con *con)
 /*
  * The QP of @con went to the error state while its path was connected,
  * and the flush of one of its work requests is the first sign: the device
- * did it on its own, with no completion to say why (rxe does so when a
- * completion queue is full).  Before the path is connected, a flush only
- * follows a failure the connect attempt reports itself.
+ * did it on its own, with no completion to say why (rxe does so for an
+ * error of its responder on the server's RDMA READ or WRITE, such as an
+ * MR already invalidated, or for a full completion queue).  Before the
+ * path is connected, a flush only follows a failure the connect attempt
+ * reports itself.
  */
 static bool rtrs_clt_con_flushed_unasked(struct rtrs_clt_con *con,
 					 struct ib_wc *wc)
