@@ -505,8 +505,9 @@ void rtrs_srv_stop_responses(struct rtrs_srv_con *con)
  * The chunk is the client's again once its response is posted, and its
  * next request may follow at once: @op is released right after the post,
  * not before, so that request cannot race the response for the chunk.
- * With interrupts off until then, no response posted here reaches the
- * client before (rxe sends from a tasklet of this CPU).
+ * It can reach us before the release all the same (the device may send
+ * from another CPU), and then waits for the lock held here until the
+ * release is done (rtrs_srv_op_take()).
  *
  * A retiring 2.1 request (@end false) is left alone once posted: the
  * completion of its data ends it, and may already have.  A response that
@@ -1383,7 +1384,7 @@ static void rtrs_srv_io_req(struct rtrs_srv_con *con, u32 payload)
 		return;
 	}
 	op = &path->ops[id];
-	if (test_and_set_bit(0, &op->busy)) {
+	if (!rtrs_srv_op_take(op)) {
 		rtrs_srv_violation(path, "IO request for busy chunk %u", id);
 		return;
 	}

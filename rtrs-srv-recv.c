@@ -253,9 +253,11 @@ static void rtrs_srv_start(struct rtrs_srv_path *path, struct rtrs_srv_op *op)
 }
 
 /*
- * Take the handle of @io's id for the request in @rb: false when it is
+ * Take the handle @op of the id of the request in @rb: false when it is
  * taken, by a request in flight (a protocol violation, logged) or by one
  * whose READ data still goes out (the request then waits parked on it).
+ * The handle is tried under @op->lock again after rtrs_srv_op_take():
+ * the data may have gone out meanwhile.
  */
 static bool rtrs_srv_take_op(struct rtrs_srv_con *con,
 			     struct rtrs_srv_rbuf *rb, u32 len,
@@ -265,6 +267,8 @@ static bool rtrs_srv_take_op(struct rtrs_srv_con *con,
 	unsigned long flags;
 	bool parked = false;
 
+	if (rtrs_srv_op_take(op))
+		return true;
 	spin_lock_irqsave(&op->lock, flags);
 	if (!test_and_set_bit(0, &op->busy)) {
 		spin_unlock_irqrestore(&op->lock, flags);

@@ -20,7 +20,8 @@
  *   rtrs_srv_sess.sysfs_mutex	sysfs directories of a session's paths
  *   rtrs_srv_sess.ev_mutex		counting paths up, link events
  *   rtrs_srv_con.rsp_wait_lock	(spin, irq) responses waiting for room
- *   rtrs_srv_con.rsp_post_lock	(spin, irq) posting responses, the drain
+ *   rtrs_srv_con.rsp_post_lock	(spin, irq) posting responses and
+ *				releasing their requests, the drain
  *     rtrs_srv_chunk_owner.lock	(spin, irq) who owns a chunk
  *   rtrs_srv_path.state_lock	(spin, irq) the path's state; taken under
  *				paths_mutex when a context closes its paths
@@ -229,7 +230,9 @@ struct rtrs_srv_pool_stats {
  * @busy: bit 0 is set from the arrival of the request until it ends: its
  *	response posted (cleared after the post, see rtrs_srv_post_rsp_wrs())
  *	or the request dropped; a second request for the chunk on the same
- *	path meanwhile is a protocol violation.  See rtrs_srv_op_end().
+ *	path meanwhile is a protocol violation, one that comes between the
+ *	post and the release is not (rtrs_srv_op_take()).  See
+ *	rtrs_srv_op_end().
  * @need_inval: the client asked for SEND WITH INVALIDATE of @desc.key
  * @sg_cnt: descriptors of a READ, 0 or 1
  * @desc: copy of the READ descriptor, validated
@@ -464,7 +467,8 @@ struct rtrs_srv_pack {
  * @rsp_wait_list: &struct rtrs_srv_op whose responses wait for send queue
  *	room (&rtrs_con.sq_wr_avail)
  * @rsp_post_lock: keeps responses posted in the order @rsp_unsig counts
- *	them; taken with interrupts off
+ *	them, and held until a posted response's request is released (see
+ *	rtrs_srv_op_take()); taken with interrupts off
  * @rsp_stopped: the path is closing: no response, flush, chunk LOCAL_INV
  *	or (on connection 0) heartbeat ack is posted any more, so none can
  *	follow the drain; under @rsp_post_lock
@@ -652,6 +656,38 @@ static inline bool rtrs_srv_con_on_srq(const struct rtrs_srv_path *path,
 				       unsigned int cid)
 {
 	return path->srq && cid;
+}
+
+/**
+ * rtrs_srv_op_take() - take the handle of a request that has just come
+ * @op: handle of the request's id (2.1) or chunk (2.0) on its path
+ *
+ * The request before on the same id releases the handle right after its
+ * response is posted, with its connection's @rsp_post_lock still held
+ * (rtrs_srv_post_rsp_wrs()).  The client may have that response, and
+ * this request may be here, before the release: the device can send the
+ * response from another CPU at once, and a virtual CPU can stop between
+ * the post and the release for as long as its host likes.  So a handle
+ * found busy is tried again once that lock has been taken and dropped:
+ * by then a posted response has released it.
+ *
+ * Context: any context; not under a connection's @rsp_post_lock.
+ * Return: true when the handle is the request's; false when another
+ * request still holds it, one whose response is not posted.
+ */
+static inline bool rtrs_srv_op_take(struct rtrs_srv_op *op)
+{
+	struct rtrs_srv_con *con;
+	unsigned long flags;
+
+	if (!test_and_set_bit(0, &op->busy))
+		return true;
+	con = READ_ONCE(op->con);
+	if (!con)
+		return false;
+	spin_lock_irqsave(&con->rsp_post_lock, flags);
+	spin_unlock_irqrestore(&con->rsp_post_lock, flags);
+	return !test_and_set_bit(0, &op->busy);
 }
 
 /* Connections a path may have, as mainline bounds them. */

@@ -16,10 +16,13 @@ check "veth pair with rxe on both ends" topology_pair
 on_new_pair 1 "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
 # Every suite under tests/kunit, from its source: one whose module was
 # not built or does not run its suites fails.  rtrs-session needs a
-# server; tests/e2e/session.sh runs it.
+# server, and rtrs-srv-op-take two CPUs: tests/e2e/session.sh runs them.
 srcs=()
 for src in "$RTRS_TOP"/tests/kunit/*.c; do
-	[ "$(basename "$src")" = rtrs-session-test.c ] || srcs+=("$src")
+	case $(basename "$src") in
+	rtrs-session-test.c | rtrs-srv-op-test.c) ;;
+	*) srcs+=("$src") ;;
+	esac
 done
 kunit_run "${srcs[@]}"
 check "unload rtrs-core after the suites" rmmod rtrs-core

@@ -4,7 +4,8 @@
 # Scenario (test kernel, one guest): real sessions of our client against
 # our server over two rxe devices on a veth pair: the rtrs-session KUnit
 # suite against tests/user/rtrs-test-srv.ko, then packed responses with
-# tests/user/rtrs-test-clt.ko.
+# tests/user/rtrs-test-clt.ko.  First the rtrs-srv-op-take suite, which
+# needs this guest's two CPUs.
 
 . "$RTRS_TOP/tests/e2e/topology.sh"
 . "$RTRS_TOP/tests/e2e/test-clt-lib.sh"
@@ -28,6 +29,13 @@ modprobe -a ib_core rdma_cm
 for m in rtrs-core rtrs-server rtrs-client tests/user/rtrs-test-srv; do
 	check "load $(basename $m)" insmod "$b/$m.ko"
 done
+
+# A request's handle taken while the response before it is being posted
+# on the other CPU: the case skips itself on one CPU, which must not pass
+# here unseen.
+kunit_run "$RTRS_TOP/tests/kunit/rtrs-srv-op-test.c"
+check "rtrs-srv-op-take ran every case, on $(nproc) CPUs" \
+	not grep -q '# SKIP' "$RESULTS/kunit/rtrs-srv-op-take.ktap"
 
 # The suite twice: sessions of protocol 2.1, the default between our
 # client and server, then of 2.0, which the server agrees to when told so.

@@ -462,7 +462,8 @@ guest_pair() {
 #
 # Guest 1 (two vCPUs):
 #  - session: the rtrs-session suite against the test server, IO from
-#    every CPU among its cases;
+#    every CPU among its cases; before it, the rtrs-srv-op-take suite,
+#    whose main case needs a CPU for each of its two sides;
 #  - hostile: a userspace peer that breaks the protocol in each way
 #    rtrs.rst lists under "Hostile peers", and walks both sides' tables of
 #    messages and path states; every lie must be refused and leave the
@@ -475,7 +476,8 @@ guest_pair() {
 #    with the client's trace events on (783 s on one vCPU on the slow
 #    host of 2026-12-04; 138 s on two on the quicker one).
 # Guest 2 (one vCPU):
-#  - kunit: the modules load and unload, the KUnit suites but rtrs-session;
+#  - kunit: the modules load and unload, the KUnit suites but rtrs-session
+#    and rtrs-srv-op-take (which run in guest 1, with its two CPUs);
 #  - faults: allocation failures; each set-up path fails at its fault
 #    points in turn and must leave nothing behind.  Every point of every
 #    path would take hours (fail-nth alone counts some 11,000): by default
