@@ -701,28 +701,30 @@ static int rtrs_srv_post_pack(struct rtrs_srv_con *con)
 /*
  * 2.1: pack the response of @op, which has released what it held, with
  * others into one SEND, and end @op.  The pack leaves at once when no
- * other is in flight, when it is full, or when no other request of the
- * connection is due (@last): a response waits to be packed only for the
- * completion of a pack already sent, never for a request to come.  A
- * response that is the last one due and finds none held goes alone, as
- * an unpacked response (most of them unsignaled): at queue depth 1, or
- * when the user responds from its request's own completion, nothing would
- * join it.
+ * other is in flight, or when it is full; else it leaves when the pack
+ * in flight completes (rtrs_srv_pack_done()).  So a response waits to be
+ * packed only for the completion of a pack already sent, never for a
+ * request to come, and at queue depth 1 every response leaves at once,
+ * a pack of one.
  *
- * Return: 0 when packed (and @op ended); -ENOSPC to send it alone, as
- * above or when every buffer is taken; -ESHUTDOWN when the connection
- * takes no more responses; or the error of the post, @op ended.
+ * Whether other requests are on their way is not what decides: a user
+ * that responds from its request's own completion, as a fast disk does,
+ * answers each request before the next one of the same poll of the
+ * completion queue is even seen, and would never pack at any depth.
+ *
+ * Return: 0 when packed (and @op ended); -ENOSPC to send it alone, every
+ * buffer being taken; -ESHUTDOWN when the connection takes no more
+ * responses; or the error of the post, @op ended.
  */
 static int rtrs_srv_pack_rsp(struct rtrs_srv_con *con, struct rtrs_srv_op *op,
-			     int status, bool last)
+			     int status)
 {
 	struct rtrs_msg_io_rsp *msg;
 	unsigned long flags;
 	int err = 0;
 
 	spin_lock_irqsave(&con->rsp_post_lock, flags);
-	if (con->rsp_stopped || con->pack_n == RTRS_IO_RSP_PACK_MAX ||
-	    (last && !con->pack_n)) {
+	if (con->rsp_stopped || con->pack_n == RTRS_IO_RSP_PACK_MAX) {
 		err = con->rsp_stopped ? -ESHUTDOWN : -ENOSPC;
 		spin_unlock_irqrestore(&con->rsp_post_lock, flags);
 		return err;
@@ -733,7 +735,7 @@ static int rtrs_srv_pack_rsp(struct rtrs_srv_con *con, struct rtrs_srv_op *op,
 	msg->msg_id = cpu_to_le32(op->msg_id);
 	/* Its response cannot reach the client before the post. */
 	rtrs_srv_op_end(con_to_path(con), op);
-	if (!con->pack_sent || last || con->pack_n == RTRS_IO_RSP_PACK_MAX)
+	if (!con->pack_sent || con->pack_n == RTRS_IO_RSP_PACK_MAX)
 		err = rtrs_srv_post_pack(con);
 	spin_unlock_irqrestore(&con->rsp_post_lock, flags);
 	return err;
@@ -764,7 +766,6 @@ static void rtrs_srv_post_rsp_2_1(struct rtrs_srv_con *con,
 	struct rtrs_srv_rsp_wrs w = {};
 	struct ib_send_wr *first = NULL, **tail = &first;
 	bool data = op->dir == READ && !status && op->data_len;
-	bool last = con->packs && atomic_dec_return(&con->rsp_due) <= 0;
 	unsigned long flags;
 	int err;
 
@@ -778,7 +779,7 @@ static void rtrs_srv_post_rsp_2_1(struct rtrs_srv_con *con,
 	else
 		rtrs_srv_op_release_2_1(path, op);
 	if (rtrs_srv_packable(con, op, data)) {
-		err = rtrs_srv_pack_rsp(con, op, status, last);
+		err = rtrs_srv_pack_rsp(con, op, status);
 		if (err != -ENOSPC) {
 			if (err == -ESHUTDOWN) {
 				rtrs_srv_sq_put(con);

@@ -353,9 +353,6 @@ static void rtrs_srv_req(struct rtrs_srv_con *con, struct rtrs_srv_rbuf *rb,
 		rtrs_srv_op_end(path, op);
 		return;
 	}
-	/* Counted only where responses are packed: see rtrs_srv_pack_rsp(). */
-	if (con->packs)
-		atomic_inc(&con->rsp_due);
 	rtrs_srv_start(path, op);
 }
 

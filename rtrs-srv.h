@@ -492,9 +492,6 @@ struct rtrs_srv_pack {
  * @pack_sent: buffers posted and not completed, the ones before
  *	@pack_fill
  * @pack_len: responses of each buffer posted
- * @rsp_due: (2.1, with @packs) requests that came on this connection and
- *	have not reached their response: while none is, a response is not
- *	held back to be packed with others (rtrs_srv_pack_rsp())
  */
 struct rtrs_srv_con {
 	struct rtrs_con		c;
@@ -522,7 +519,6 @@ struct rtrs_srv_con {
 	u8			pack_n;
 	u8			pack_sent;
 	u8			pack_len[RTRS_SRV_PACKS];
-	atomic_t		rsp_due;
 };
 
 /**
