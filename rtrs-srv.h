@@ -228,8 +228,9 @@ struct rtrs_srv_pool_stats {
  * @status: the user's status, kept while the response waits for send
  *	queue room
  * @busy: bit 0 is set from the arrival of the request until it ends: its
- *	response posted (cleared after the post, see rtrs_srv_post_rsp_wrs())
- *	or the request dropped; a second request for the chunk on the same
+ *	response posted (cleared after the post, see rtrs_srv_post_rsp_wrs();
+ *	before it for a packed response, see rtrs_srv_pack_rsp()) or the
+ *	request dropped; a second request for the chunk on the same
  *	path meanwhile is a protocol violation, one that comes between the
  *	post and the release is not (rtrs_srv_op_take()).  See
  *	rtrs_srv_op_end().
