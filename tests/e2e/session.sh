@@ -48,42 +48,36 @@ keep_ktap rtrs-session 2.0
 check "server agrees to 2.1 again" \
 	sh -c "echo 1 > /sys/module/rtrs_server/parameters/max_proto_minor"
 
-# Packed responses (2.1): the test server answers 8 requests at a time,
-# as a disk that completes a batch; eight threads of verified 4 KiB IO
-# (inline WRITEs, READ_BUFs) keep 8 in flight.  The responses of WRITEs
-# that leave together come packed, and every read matches its write.
-# Then again with the server answering at once.
+# packed_io TAG: a session of eight threads of verified 4 KiB IO (inline
+# WRITEs, READ_BUFs), 8 in flight: every read matches its write, and the
+# responses of WRITEs that leave together come packed.  TAG ends the name
+# of each check.
+packed_io() {
+	check "open a session, 8 threads of 4 KiB$1" \
+		insmod "$b/tests/user/rtrs-test-clt.ko" \
+		"paths=ip:$PAIR_A@ip:$PAIR_B" threads=8 io_size=4096
+	check "start verified IO$1" sh -c "echo 1 > $PARAMS/run"
+	check "verified IO goes on$1" ios_grow 5
+	check "stop IO$1" sh -c "echo 0 > $PARAMS/run"
+	check "no IO error, no read differed$1" \
+		test "$(counter io_errors) $(counter verify_errors)" = "0 0"
+	check "the WRITEs' responses came packed$1" \
+		tstat_above packed_rsps 100
+	figure "packed$1: ios $(counter ios), responses packed $(tstat packed_rsps)"
+	check "close the session$1" rmmod rtrs-test-clt
+}
+
+# Packed responses (2.1): first with the test server answering 8
+# requests at a time, as a disk that completes a batch.
 check "test server answers 8 requests at a time" \
 	sh -c "echo 8 > $TSP/gather"
-check "open a session, 8 threads of 4 KiB" \
-	insmod "$b/tests/user/rtrs-test-clt.ko" "paths=ip:$PAIR_A@ip:$PAIR_B" \
-	threads=8 io_size=4096
-check "start verified IO" sh -c "echo 1 > $PARAMS/run"
-check "verified IO goes on" ios_grow 5
-check "stop IO" sh -c "echo 0 > $PARAMS/run"
-check "no IO error, no read differed" \
-	test "$(counter io_errors) $(counter verify_errors)" = "0 0"
-check "the WRITEs' responses came packed" tstat_above packed_rsps 100
-figure "packed: ios $(counter ios), responses packed $(tstat packed_rsps)"
-check "close the session" rmmod rtrs-test-clt
+packed_io ""
 check "test server answers at once again" sh -c "echo 0 > $TSP/gather"
-
-# The same with the test server answering each request from within its
-# arrival, as rtrs-bench's server and rnbd over a fast disk do: the
-# server sees the next request only once it has answered this one, and
-# still packs the answers it makes while a pack is in flight.
-check "open a session, 8 threads of 4 KiB, answered at once" \
-	insmod "$b/tests/user/rtrs-test-clt.ko" "paths=ip:$PAIR_A@ip:$PAIR_B" \
-	threads=8 io_size=4096
-check "start verified IO, answered at once" sh -c "echo 1 > $PARAMS/run"
-check "verified IO answered at once goes on" ios_grow 5
-check "stop IO answered at once" sh -c "echo 0 > $PARAMS/run"
-check "no IO error, no read differed, answered at once" \
-	test "$(counter io_errors) $(counter verify_errors)" = "0 0"
-check "the WRITEs' responses came packed, answered at once" \
-	tstat_above packed_rsps 100
-figure "packed, answered at once: ios $(counter ios), responses packed $(tstat packed_rsps)"
-check "close the session answered at once" rmmod rtrs-test-clt
+# Then with it answering each request from within its arrival, as
+# rtrs-bench's server and rnbd over a fast disk do: the server sees the
+# next request only once it has answered this one, and still packs the
+# answers it makes while a pack is in flight.
+packed_io ", answered at once"
 
 # A module under a user cannot go: the test server holds an open server
 # context, and the transport modules hold the core.
