@@ -52,12 +52,19 @@ under_loss() {
 # off in between only start and stop the recording (tracing_on), as each
 # enable or disable rewrites the kernel's text at every tracepoint, on
 # every CPU.  A guest of this scenario once stopped, both vCPUs busy and
-# its console silent, in the read after such a disable.
+# its console silent, in the read after such a disable; another time its
+# disable never returned: one vCPU waited in text_poke_bp_batch() for the
+# other, which kept hitting the int3 of a site in __schedule().  That
+# site is sched_switch's, which the first enabled event hooks and the
+# last disabled one unhooks, to record task names (option record-cmd).
+# The option is off here before any event is enabled, so that the
+# scheduler's text is never rewritten: the trace shows pids, not names.
 TRACING=/sys/kernel/tracing
 trace_on() {
 	[ -d "$TRACING/events" ] || mount -t tracefs nodev "$TRACING" || return 1
 	echo 0 >"$TRACING/tracing_on" && echo >"$TRACING/trace" || return 1
 	if [ "$(cat "$TRACING/events/rtrs_clt/enable")" != 1 ]; then
+		echo 0 >"$TRACING/options/record-cmd" || return 1
 		echo 1 >"$TRACING/events/rtrs_clt/enable" &&
 			echo 1 >"$TRACING/events/rtrs_srv/enable" || return 1
 	fi

@@ -52,6 +52,8 @@ rnbd_close_watch() {
 	fi
 	rnbd_close_unwatch
 	mkdir "$RNBD_TRACE" || return 1
+	# No task names: they would hook sched_switch (see lossy.sh).
+	echo 0 >"$RNBD_TRACE/options/record-cmd" || return 1
 	for e in workqueue_execute_start workqueue_execute_end; do
 		if ! echo "function == 0x$fn" >"$RNBD_TRACE/events/workqueue/$e/filter" ||
 			! echo 1 >"$RNBD_TRACE/events/workqueue/$e/enable"; then
