@@ -51,9 +51,12 @@ rnbd_close_watch() {
 		return 1
 	fi
 	rnbd_close_unwatch
+	# No task names: recording them hooks sched_switch when the first
+	# event is enabled and unhooks it when the last is disabled (see
+	# lossy.sh).  An instance has no record-cmd of its own: it takes the
+	# top level's when it is made.
+	echo 0 >/sys/kernel/tracing/options/record-cmd || return 1
 	mkdir "$RNBD_TRACE" || return 1
-	# No task names: they would hook sched_switch (see lossy.sh).
-	echo 0 >"$RNBD_TRACE/options/record-cmd" || return 1
 	for e in workqueue_execute_start workqueue_execute_end; do
 		if ! echo "function == 0x$fn" >"$RNBD_TRACE/events/workqueue/$e/filter" ||
 			! echo 1 >"$RNBD_TRACE/events/workqueue/$e/enable"; then
