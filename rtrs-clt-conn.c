@@ -170,29 +170,43 @@ static int rtrs_clt_con_get_dev(struct rtrs_clt_con *con)
 }
 
 /*
- * The send queue a connection's requests may fill: @depth requests of the
- * most WRs one can take, beside RTRS_CLT_WR_EXTRA; the device may offer
- * less.
+ * Entries of unsignaled requests a 2.1 IO connection's send queue holds
+ * besides the requests' own (rtrs_clt_send_signal()).
  */
-static u32 rtrs_clt_con_send_wr(struct rtrs_clt_path *path, u32 depth)
+static u32 rtrs_clt_con_unsig_max(struct rtrs_clt_path *path, unsigned int cid)
+{
+	return cid && rtrs_clt_lim_2_1(&path->lim) ? RTRS_CLT_UNSIG_MAX : 0;
+}
+
+/*
+ * The send queue connection @cid's requests may fill: @depth requests of
+ * the most WRs one can take, beside the entries of unsignaled ones and
+ * RTRS_CLT_WR_EXTRA; the device may offer less.
+ */
+static u32 rtrs_clt_con_send_wr(struct rtrs_clt_path *path, unsigned int cid,
+				u32 depth)
 {
 	u32 per_req = max_t(u32, RTRS_CLT_WR_PER_READ, path->max_write_wrs);
 
-	return min_t(u64, (u64)per_req * depth + RTRS_CLT_WR_EXTRA,
+	return min_t(u64, (u64)per_req * depth +
+		     rtrs_clt_con_unsig_max(path, cid) + RTRS_CLT_WR_EXTRA,
 		     path->s.dev->ib_dev->attrs.max_qp_wr);
 }
 
 /*
- * Every counted post is signaled, and a request completes only after its
- * own completions: its entries are free again once it is.  So each
- * request takes its entries from sq_wr_avail when posted and gives them
- * back when it leaves the path, and a post never finds the queue full,
- * even where the device capped its size.
+ * A request takes its entries from sq_wr_avail when posted.  A signaled
+ * one completes only after its own completions, which free them, and
+ * gives them back when it leaves the path; an unsignaled 2.1 request's
+ * are given back by the completion of the signaled SEND after it (see
+ * rtrs_clt_send_signal()).  So a post never finds the queue full, even
+ * where the device capped its size.
  */
 static int rtrs_clt_con_init_sq(struct rtrs_clt_con *con)
 {
 	struct rtrs_clt_path *path = to_clt_path(con->c.path);
 	u32 per_req = max_t(u32, RTRS_CLT_WR_PER_READ, path->max_write_wrs);
+	u64 own = (u64)per_req * rtrs_clt_con_depth(path, con->c.cid);
+	u32 room;
 
 	if (con->c.max_send_wr < per_req + RTRS_CLT_WR_EXTRA) {
 		pr_err_ratelimited("%s: connection %u: send queue of %u too small\n",
@@ -200,9 +214,15 @@ static int rtrs_clt_con_init_sq(struct rtrs_clt_con *con)
 				   con->c.max_send_wr);
 		return -EINVAL;
 	}
+	room = con->c.max_send_wr - RTRS_CLT_WR_EXTRA;
 	con->c.signal_interval = 1;
-	atomic_set(&con->c.sq_wr_avail,
-		   con->c.max_send_wr - RTRS_CLT_WR_EXTRA);
+	atomic_set(&con->c.sq_wr_avail, room);
+	/* Only what is left beside every request's own: the device may cut. */
+	con->unsig_max = own < room ?
+		min_t(u64, room - own, rtrs_clt_con_unsig_max(path, con->c.cid)) :
+		0;
+	con->unsig = 0;
+	atomic_set(&con->unretired, 0);
 	return 0;
 }
 
@@ -223,7 +243,7 @@ static int rtrs_clt_con_create_qp(struct rtrs_clt_con *con)
 		return err;
 
 	attrs = &path->s.dev->ib_dev->attrs;
-	send_wr = rtrs_clt_con_send_wr(path, depth);
+	send_wr = rtrs_clt_con_send_wr(path, con->c.cid, depth);
 	recv_wr = min_t(u32, rtrs_clt_recv_per_io(path) * depth +
 			RTRS_CLT_WR_EXTRA, attrs->max_qp_wr);
 	cqe = min_t(u32, send_wr + recv_wr, attrs->max_cqe);
@@ -513,6 +533,7 @@ static struct rtrs_clt_con *rtrs_clt_con_alloc(struct rtrs_clt_path *path,
 	mutex_init(&con->cm_mutex);
 	init_completion(&con->cm_done);
 	spin_lock_init(&con->poll_lock);
+	spin_lock_init(&con->send_lock);
 	con->recv_cqe.done = rtrs_clt_recv_done;
 	con->probe_cqe.done = rtrs_clt_probe_done;
 	return con;

@@ -370,20 +370,28 @@ static struct rtrs_clt_io_req *rtrs_clt_iu_req(struct rtrs_clt_con *con,
 
 /*
  * The request's WRITE WITH IMMEDIATE (2.0) or SEND (2.1), signaled, or one
- * of the RDMA WRITEs before it (only when they fail): on success the send
- * queue is past everything the request posted so far.  A failure leaves
- * the request to the path's teardown.
+ * of the RDMA WRITEs before it or an unsignaled SEND (only when they
+ * fail): on success the send queue is past everything posted before it,
+ * the unsignaled requests it stands for included.  A failure leaves the
+ * request to the path's teardown.
  */
 static void rtrs_clt_write_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rtrs_clt_con *con = rtrs_clt_wc_con(wc);
 	struct rtrs_iu *iu = container_of(wc->wr_cqe, struct rtrs_iu, cqe);
+	struct rtrs_clt_io_req *req;
 
 	if (wc->status != IB_WC_SUCCESS) {
 		rtrs_clt_wc_failed(con, wc, "request");
 		return;
 	}
-	rtrs_clt_req_put(rtrs_clt_iu_req(con, iu));
+	req = rtrs_clt_iu_req(con, iu);
+	if (req->sq_covered) {
+		atomic_sub(req->sq_covered, &con->unretired);
+		atomic_add(req->sq_covered, &con->c.sq_wr_avail);
+		req->sq_covered = 0;
+	}
+	rtrs_clt_req_put(req);
 }
 
 static void rtrs_clt_reg_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -1172,10 +1180,51 @@ static int rtrs_clt_read_req(struct rtrs_clt_io_req *req, int count)
 }
 
 /*
- * 2.1: post the signaled SEND of @nsge SGEs from @sge, whose first is the
- * request's header buffer (@hdr_len bytes of it), after @head.  The request
- * takes @nwr send queue entries: @head's, the SEND's and a LOCAL_INV's it
- * may post later.
+ * Signal the SEND of @req, which takes @nwr send queue entries, or leave
+ * it unsignaled.  A send queue completes in order: the completion of a
+ * signaled SEND stands for every work request posted before it, and gives
+ * back the entries of the unsignaled requests among them, which no longer
+ * wait for a completion of their own.  @con->send_lock, held from here
+ * through the post, keeps the SENDs in the order counted here.
+ *
+ * The SEND goes unsignaled when @may (it reads nothing that is the user's
+ * again, or freed, once the request completes: a retransmission after
+ * that may read only the slot's header buffer, and the server drops it as
+ * a duplicate) and the entries awaiting a signaled completion stay within
+ * @con->unsig_max.  The entry of the LOCAL_INV the request may post later,
+ * signaled, stays the request's.
+ *
+ * Return: true when the SEND is to be signaled.
+ */
+static bool rtrs_clt_send_signal(struct rtrs_clt_io_req *req, u32 nwr,
+				 bool may)
+{
+	struct rtrs_clt_con *con = req->con;
+	u32 keep = req->mr_valid ? 1 : 0, n = nwr - keep;
+
+	lockdep_assert_held(&con->send_lock);
+	if (may && atomic_read(&con->unretired) + n <= con->unsig_max) {
+		atomic_add(n, &con->unretired);
+		con->unsig += n;
+		req->sq_wrs = keep;
+		/* The response completes it, after the LOCAL_INV if any. */
+		req->pending--;
+		return false;
+	}
+	req->sq_wrs = nwr;
+	req->sq_covered = con->unsig;
+	con->unsig = 0;
+	return true;
+}
+
+/*
+ * 2.1: post the SEND of @nsge SGEs from @sge, whose first is the request's
+ * header buffer (@hdr_len bytes of it), after @head.  The request takes
+ * @nwr send queue entries: @head's, the SEND's and a LOCAL_INV's it may
+ * post later.  A SEND of the slot's header buffer alone may go unsignaled
+ * (rtrs_clt_send_signal()); one with data entries, or with a header
+ * buffer of the request's own, is signaled, and the request waits for its
+ * completion.
  *
  * Return: as rtrs_clt_req_post().
  */
@@ -1184,21 +1233,21 @@ static int rtrs_clt_send_post(struct rtrs_clt_io_req *req, struct ib_sge *sge,
 			      struct ib_send_wr *head, u32 nwr)
 {
 	struct rtrs_clt_con *con = req->con;
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
 	struct ib_send_wr wr = {
 		.wr_cqe		= &req->iu->cqe,
 		.sg_list	= sge,
 		.num_sge	= nsge,
 		.opcode		= IB_WR_SEND,
-		.send_flags	= IB_SEND_SIGNALED,
 	};
 	struct ib_send_wr *last;
+	unsigned long flags;
 	int err;
 
 	if (!rtrs_clt_sq_get(con, nwr))
 		return -EAGAIN;
-	req->sq_wrs = nwr;
 
-	ib_dma_sync_single_for_device(con->c.path->dev->ib_dev, sge[0].addr,
+	ib_dma_sync_single_for_device(path->s.dev->ib_dev, sge[0].addr,
 				      hdr_len, DMA_TO_DEVICE);
 	if (head) {
 		for (last = head; last->next; last = last->next)
@@ -1207,8 +1256,14 @@ static int rtrs_clt_send_post(struct rtrs_clt_io_req *req, struct ib_sge *sge,
 	} else {
 		head = &wr;
 	}
+	spin_lock_irqsave(&con->send_lock, flags);
+	if (rtrs_clt_send_signal(req, nwr, nsge == 1 && !req->big))
+		wr.send_flags = IB_SEND_SIGNALED;
+	else
+		this_cpu_inc(path->stats.pcpu->unsig_sends);
 	rtrs_clt_req_start(req);
 	err = ib_post_send(con->c.qp, head, NULL);
+	spin_unlock_irqrestore(&con->send_lock, flags);
 	if (err)
 		rtrs_clt_req_lost(req, err);
 	return 0;
@@ -1378,12 +1433,16 @@ static void rtrs_clt_req_init(struct rtrs_clt_io_req *req,
 	req->priv = ops->priv;
 	req->conf = ops->conf_fn;
 	req->status = 0;
-	/* The response and the completion of the request's write. */
+	/*
+	 * The response and the completion of the request's write, unless
+	 * its SEND goes unsignaled (rtrs_clt_send_signal()).
+	 */
 	req->pending = 2;
 	req->responded = false;
 	req->mr_valid = false;
 	req->read_buf = false;
 	req->sq_wrs = 0;
+	req->sq_covered = 0;
 }
 
 /*

@@ -96,6 +96,13 @@
 #define RTRS_CLT_READ_BUF		SZ_4K
 
 /*
+ * Send queue entries of a 2.1 connection's unsignaled request SENDs that
+ * may await a signaled completion at once (rtrs_clt_send_signal()); the
+ * send queue has room for them beside every request's own.
+ */
+#define RTRS_CLT_UNSIG_MAX		16
+
+/*
  * A request in flight this long makes its connection send a probe (a
  * signaled zero-length RDMA WRITE); a probe that has not completed after
  * RTRS_CLT_PROBE_MS means the connection is stuck, and the path fails.
@@ -172,12 +179,14 @@ enum rtrs_clt_mp_policy {
  * @bytes: data bytes of those requests
  * @read_bufs: READ requests of those sent as 2.1 READ_BUF
  * @packed_rsps: responses that came packed with others into one SEND
+ * @unsig_sends: 2.1 requests whose SEND went unsignaled
  */
 struct rtrs_clt_cpu_stats {
 	u64	cnt[2];
 	u64	bytes[2];
 	u64	read_bufs;
 	u64	packed_rsps;
+	u64	unsig_sends;
 };
 
 /**
@@ -266,6 +275,16 @@ struct rtrs_rbuf {
  * @packed: the connection asked for packed 2.1 responses
  *	(%RTRS_CONN_REQ_PACKED_RSP): its receive buffers hold
  *	%RTRS_IO_RSP_PACK_MAX of them
+ * @send_lock: keeps 2.1 request SENDs posted in the order @unsig counts
+ *	them
+ * @unsig_max: most entries of unsignaled 2.1 requests awaiting a
+ *	signaled completion: %RTRS_CLT_UNSIG_MAX, or less when the device
+ *	capped the send queue; 0 sends every request signaled
+ * @unsig: send queue entries of unsignaled 2.1 requests posted since the
+ *	last signaled one
+ * @unretired: send queue entries of unsignaled 2.1 requests whose
+ *	signaled successor has not completed: @unsig and the entries each
+ *	signaled request in flight stands for (&rtrs_clt_io_req.sq_covered)
  */
 struct rtrs_clt_con {
 	struct rtrs_con		c;
@@ -288,6 +307,11 @@ struct rtrs_clt_con {
 	u32			inv_rkey;
 	bool			inv_seen;
 	bool			packed;
+	/* the order of 2.1 request SENDs and @unsig */
+	spinlock_t		send_lock;
+	u32			unsig_max;
+	u32			unsig;
+	atomic_t		unretired;
 };
 
 /**
@@ -319,10 +343,12 @@ struct rtrs_clt_con {
  * @sent_at: jiffies when the request was posted
  * @status: result reported to @conf
  * @pending: completions still awaited: the response, the completion of the
- *	request's signaled write and, once posted, of the LOCAL_INV of @mr;
- *	the request completes when the last one is in
+ *	request's write or SEND when signaled and, once posted, of the
+ *	LOCAL_INV of @mr; the request completes when the last one is in
  * @sq_wrs: entries of @con's send queue the request holds (see
  *	rtrs_clt_req_post()), given back when it leaves the path
+ * @sq_covered: entries of unsignaled requests posted before this one's
+ *	signaled SEND, given back when that SEND completes
  * @in_use: a request is in flight in this slot
  * @responded: the response arrived; another one is a protocol error
  * @mr_valid: @mr is registered and not yet invalidated
@@ -359,6 +385,7 @@ struct rtrs_clt_io_req {
 	int			status;
 	unsigned int		pending;
 	u32			sq_wrs;
+	u32			sq_covered;
 	bool			in_use;
 	bool			responded;
 	bool			mr_valid;

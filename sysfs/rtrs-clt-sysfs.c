@@ -13,6 +13,7 @@
  *                                            reads, read_bytes,
  *                                            read_bufs, writes,
  *                                            write_bytes, packed_rsps,
+ *                                            unsig_sends,
  *                                            inflight,
  *                                            failovers, quarantined,
  *                                            reconnects, reconnect_fails,
@@ -461,6 +462,7 @@ RTRS_CLT_STAT_SHOW(read_bufs, read_bufs);
 RTRS_CLT_STAT_SHOW(writes, cnt[WRITE]);
 RTRS_CLT_STAT_SHOW(write_bytes, bytes[WRITE]);
 RTRS_CLT_STAT_SHOW(packed_rsps, packed_rsps);
+RTRS_CLT_STAT_SHOW(unsig_sends, unsig_sends);
 
 static ssize_t inflight_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
@@ -533,6 +535,7 @@ static struct attribute *rtrs_clt_stats_attrs[] = {
 	&dev_attr_read_bytes.attr,
 	&dev_attr_read_bufs.attr,
 	&dev_attr_packed_rsps.attr,
+	&dev_attr_unsig_sends.attr,
 	&dev_attr_writes.attr,
 	&dev_attr_write_bytes.attr,
 	&dev_attr_inflight.attr,

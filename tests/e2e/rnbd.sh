@@ -110,16 +110,17 @@ cycles() {
 	echo "$1 map/unmap cycles in $(( $(date +%s) - t0 )) s" | tee "$RESULTS/cycles"
 }
 
-# read_bufs_at_least TAG N: the paths of session TAG sent N READs or more
-# as READ_BUF (2.1: data of up to 4 KiB written by the server with its
-# response, no memory registration per READ).
-read_bufs_at_least() {
+# stat_at_least TAG STAT N: the paths of session TAG counted N or more in
+# stats/STAT: read_bufs, READs sent as READ_BUF (2.1: data of up to 4 KiB
+# written by the server with its response, no memory registration per
+# READ); unsig_sends, requests whose SEND went unsignaled.
+stat_at_least() {
 	local f n=0
 
-	for f in /sys/class/rtrs-client/"$1"/paths/*/stats/read_bufs; do
+	for f in /sys/class/rtrs-client/"$1"/paths/*/stats/"$2"; do
 		n=$((n + $(cat "$f")))
 	done
-	[ "$n" -ge "$2" ] || { echo "$n READ_BUFs, fewer than $2"; return 1; }
+	[ "$n" -ge "$3" ] || { echo "$2: $n, fewer than $3"; return 1; }
 }
 
 # small_io TAG DEV SDEV: fio verify at 4 KiB; discard and flush when the
@@ -129,7 +130,8 @@ read_bufs_at_least() {
 small_io() {
 	check "$1: fio 4k random write" verify_write "$1-4k" "$2" 4k 2m
 	check "$1: fio 4k random read, crc32c verify" verify_read "$1-4k" "$2" 4k 2m
-	check "$1: the 4 KiB READs came as READ_BUF" read_bufs_at_least "$1" 256
+	check "$1: the 4 KiB READs came as READ_BUF" stat_at_least "$1" read_bufs 256
+	check "$1: most READs went unsignaled" stat_at_least "$1" unsig_sends 256
 	if [ "$3" = nullb0 ]; then
 		check "$1: discard passes through" discard_through "$2" "$3"
 		check "$1: flush passes through" flush_through "$2" "$3"

@@ -63,7 +63,9 @@ packed_io() {
 		test "$(counter io_errors) $(counter verify_errors)" = "0 0"
 	check "the WRITEs' responses came packed$1" \
 		tstat_above packed_rsps 100
-	figure "packed$1: ios $(counter ios), responses packed $(tstat packed_rsps)"
+	check "the READs' SENDs went unsignaled$1" \
+		tstat_above unsig_sends 100
+	figure "packed$1: ios $(counter ios), responses packed $(tstat packed_rsps), unsignaled sends $(tstat unsig_sends)"
 	check "close the session$1" rmmod rtrs-test-clt
 }
 
