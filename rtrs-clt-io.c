@@ -318,15 +318,6 @@ static void rtrs_clt_req_buf_put(struct rtrs_clt_io_req *req)
 	req->big = NULL;
 }
 
-/* Take @n entries of @con's send queue for a request; false when full. */
-static bool rtrs_clt_sq_get(struct rtrs_clt_con *con, u32 n)
-{
-	if (atomic_sub_return(n, &con->c.sq_wr_avail) >= 0)
-		return true;
-	atomic_add(n, &con->c.sq_wr_avail);
-	return false;
-}
-
 /* The request leaves its path: no longer in flight there. */
 static void rtrs_clt_req_release(struct rtrs_clt_io_req *req)
 {
@@ -386,11 +377,7 @@ static void rtrs_clt_write_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	req = rtrs_clt_iu_req(con, iu);
-	if (req->sq_covered) {
-		atomic_sub(req->sq_covered, &con->unretired);
-		atomic_add(req->sq_covered, &con->c.sq_wr_avail);
-		req->sq_covered = 0;
-	}
+	rtrs_clt_send_retire(con, req);
 	rtrs_clt_req_put(req);
 }
 
@@ -1177,44 +1164,6 @@ static int rtrs_clt_read_req(struct rtrs_clt_io_req *req, int count)
 		nwr += (head == &inv ? 2 : 1) + 1;
 	}
 	return rtrs_clt_req_post(req, 0, 0, hdr_len, req->data_len, head, nwr);
-}
-
-/*
- * Signal the SEND of @req, which takes @nwr send queue entries, or leave
- * it unsignaled.  A send queue completes in order: the completion of a
- * signaled SEND stands for every work request posted before it, and gives
- * back the entries of the unsignaled requests among them, which no longer
- * wait for a completion of their own.  @con->send_lock, held from here
- * through the post, keeps the SENDs in the order counted here.
- *
- * The SEND goes unsignaled when @may (it reads nothing that is the user's
- * again, or freed, once the request completes: a retransmission after
- * that may read only the slot's header buffer, and the server drops it as
- * a duplicate) and the entries awaiting a signaled completion stay within
- * @con->unsig_max.  The entry of the LOCAL_INV the request may post later,
- * signaled, stays the request's.
- *
- * Return: true when the SEND is to be signaled.
- */
-static bool rtrs_clt_send_signal(struct rtrs_clt_io_req *req, u32 nwr,
-				 bool may)
-{
-	struct rtrs_clt_con *con = req->con;
-	u32 keep = req->mr_valid ? 1 : 0, n = nwr - keep;
-
-	lockdep_assert_held(&con->send_lock);
-	if (may && atomic_read(&con->unretired) + n <= con->unsig_max) {
-		atomic_add(n, &con->unretired);
-		con->unsig += n;
-		req->sq_wrs = keep;
-		/* The response completes it, after the LOCAL_INV if any. */
-		req->pending--;
-		return false;
-	}
-	req->sq_wrs = nwr;
-	req->sq_covered = con->unsig;
-	con->unsig = 0;
-	return true;
 }
 
 /*

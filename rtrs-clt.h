@@ -756,6 +756,68 @@ static inline bool rtrs_clt_path_connected(struct rtrs_clt_path *path)
 	return READ_ONCE(path->state) == RTRS_CLT_CONNECTED;
 }
 
+/* Take @n entries of @con's send queue for a request; false when full. */
+static inline bool rtrs_clt_sq_get(struct rtrs_clt_con *con, u32 n)
+{
+	if (atomic_sub_return(n, &con->c.sq_wr_avail) >= 0)
+		return true;
+	atomic_add(n, &con->c.sq_wr_avail);
+	return false;
+}
+
+/*
+ * Signal the SEND of @req, which takes @nwr send queue entries, or leave
+ * it unsignaled.  A send queue completes in order: the completion of a
+ * signaled SEND stands for every work request posted before it, and gives
+ * back the entries of the unsignaled requests among them, which no longer
+ * wait for a completion of their own.  @con->send_lock, held from here
+ * through the post, keeps the SENDs in the order counted here.
+ *
+ * The SEND goes unsignaled when @may (it reads nothing that is the user's
+ * again, or freed, once the request completes: a retransmission after
+ * that may read only the slot's header buffer, and the server drops it as
+ * a duplicate) and the entries awaiting a signaled completion stay within
+ * @con->unsig_max.  The entry of the LOCAL_INV the request may post later,
+ * signaled, stays the request's.  KUnit suite rtrs-clt-sq runs these
+ * rules against a model of the device's queue.
+ *
+ * Return: true when the SEND is to be signaled.
+ */
+static inline bool rtrs_clt_send_signal(struct rtrs_clt_io_req *req,
+					u32 nwr, bool may)
+{
+	struct rtrs_clt_con *con = req->con;
+	u32 keep = req->mr_valid ? 1 : 0, n = nwr - keep;
+
+	lockdep_assert_held(&con->send_lock);
+	if (may && atomic_read(&con->unretired) + n <= con->unsig_max) {
+		atomic_add(n, &con->unretired);
+		con->unsig += n;
+		req->sq_wrs = keep;
+		/* The response completes it, after the LOCAL_INV if any. */
+		req->pending--;
+		return false;
+	}
+	req->sq_wrs = nwr;
+	req->sq_covered = con->unsig;
+	con->unsig = 0;
+	return true;
+}
+
+/*
+ * A signaled SEND of @req completed: the entries of the unsignaled
+ * requests before it are free (see rtrs_clt_send_signal()).
+ */
+static inline void rtrs_clt_send_retire(struct rtrs_clt_con *con,
+					struct rtrs_clt_io_req *req)
+{
+	if (!req->sq_covered)
+		return;
+	atomic_sub(req->sq_covered, &con->unretired);
+	atomic_add(req->sq_covered, &con->c.sq_wr_avail);
+	req->sq_covered = 0;
+}
+
 /* rtrs-clt-validate.c: checks of what the server sends. */
 int rtrs_clt_check_conn_rsp(const void *data, size_t len, u8 max_minor,
 			    u32 queue_depth, struct rtrs_clt_limits *lim);

@@ -93,7 +93,7 @@ for m in rtrs-core rtrs-client rtrs-server \
 	tests/kunit/rtrs-srv-validate-test tests/kunit/rtrs-clt-validate-test \
 	tests/kunit/rtrs-srv-chunk-test tests/kunit/rtrs-clt-permit-test \
 	tests/kunit/rtrs-session-test tests/kunit/rtrs-srv-pool-test \
-	tests/kunit/rtrs-srv-op-test; do
+	tests/kunit/rtrs-srv-op-test tests/kunit/rtrs-clt-sq-test; do
 	kos+=("$DIR/$m.ko")
 done
 # Our objects are built afresh each time: copies keep their sources'
