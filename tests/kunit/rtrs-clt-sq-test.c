@@ -253,8 +253,6 @@ static void sq_run(struct kunit *test, u32 seed)
 	KUNIT_EXPECT_EQ(test, atomic_read(&m->con->unretired), 0);
 	KUNIT_EXPECT_GT(test, m->unsig, SQ_STEPS / 10);
 	KUNIT_EXPECT_GT(test, m->signaled, SQ_STEPS / 20);
-	kunit_info(test, "seed %u: %u unsignaled, %u signaled\n", seed,
-		   m->unsig, m->signaled);
 }
 
 static void rtrs_clt_sq_random(struct kunit *test)
