@@ -93,10 +93,26 @@ io_failed() {
 # any of those parts, or a good share of them, fails.
 CLOSE_SLACK=$((4 * 1024))
 
-# mem_back FREE0: MemFree is back within CLOSE_SLACK of FREE0 KiB.  Sets
-# free2, slab2 and vm2 (memory_of_session's) to the reading.
+# pool_kib VAR: sets VAR to the KiB of the server's data buffer pool
+# blocks (0 on the client).  The pool takes 1 MiB blocks as IO needs them
+# and keeps them until unload, by design: blocks a held session's IO took
+# are the pool's, bounded by pool_size_mb, not the session's, and they
+# are not back after its close.  The readings take them off and print them.
+pool_kib() {
+	local f=/sys/module/rtrs_server/parameters/pool_usage a
+
+	printf -v "$1" %s 0
+	[ -r "$f" ] || return 0
+	a=$(awk '{ print $2 }' "$f") || return 1
+	printf -v "$1" %s $((a / 1024))
+}
+
+# mem_back FREE0 POOL0: MemFree is back within CLOSE_SLACK of FREE0 KiB,
+# besides what the pool grew by since it read POOL0 KiB.  Sets free2,
+# slab2, vm2 and pool2 (memory_of_session's) to the reading.
 mem_back() {
-	mem_snapshot free2 slab2 vm2 && [ $(($1 - free2)) -le "$CLOSE_SLACK" ]
+	mem_snapshot free2 slab2 vm2 && pool_kib pool2 &&
+		[ $(($1 - free2 - pool2 + $2)) -le "$CLOSE_SLACK" ]
 }
 
 # A reading that missed the session would pass the bounds: it must
@@ -125,28 +141,32 @@ HELD=4
 # session went (what WHEN_DOWN waits for there), so the last reading is
 # taken again until it is back, for 60 s at most.
 memory_of_session() {
-	local free0 slab0 vm0 free1 slab1 vm1 free2 slab2 vm2 back=0 MIB=1024
-	local each
+	local free0 slab0 vm0 pool0 free1 slab1 vm1 pool1 free2 slab2 vm2 pool2
+	local back=0 MIB=1024 took left each
 
-	mem_snapshot free0 slab0 vm0 || return 1
+	mem_snapshot free0 slab0 vm0 && pool_kib pool0 || return 1
 	"$1" || return 1
-	mem_snapshot free1 slab1 vm1 || return 1
+	mem_snapshot free1 slab1 vm1 && pool_kib pool1 || return 1
 	"$2" || return 1
-	wait_for 60 mem_back "$free0" >/dev/null || back=1
-	each=$(((free0 - free1 - $4) / HELD))
-	figure "$RTRS_ROLE: $HELD sessions: $(((free0 - free1) / MIB)) MiB" \
-		"($((free0 - free1)) KiB): slab $(((slab1 - slab0) / MIB)) MiB," \
-		"vmalloc $(((vm1 - vm0) / MIB)) MiB, other $(((free0 - free1 -
-		slab1 + slab0 - vm1 + vm0) / MIB)) MiB; each session" \
+	wait_for 60 mem_back "$free0" "$pool0" >/dev/null || back=1
+	took=$((free0 - free1 - pool1 + pool0))
+	left=$((free0 - free2 - pool2 + pool0))
+	each=$(((took - $4) / HELD))
+	figure "$RTRS_ROLE: $HELD sessions: $((took / MIB)) MiB" \
+		"($took KiB): slab $(((slab1 - slab0) / MIB)) MiB," \
+		"vmalloc $(((vm1 - vm0) / MIB)) MiB, other $(((took -
+		slab1 + slab0 - vm1 + vm0) / MIB)) MiB, and" \
+		"$((pool1 - pool0)) KiB of new pool blocks; each session" \
 		"$each KiB besides the $4 KiB made once: slab" \
 		"$(((slab1 - slab0) / HELD)) KiB, vmalloc $(((vm1 - vm0) / HELD)) KiB"
-	figure "$RTRS_ROLE: after close: $((free0 - free2)) KiB not yet back:" \
-		"slab $((slab2 - slab0)) KiB, vmalloc $((vm2 - vm0)) KiB"
+	figure "$RTRS_ROLE: after close: $left KiB not yet back:" \
+		"slab $((slab2 - slab0)) KiB, vmalloc $((vm2 - vm0)) KiB," \
+		"besides $((pool2 - pool0)) KiB of new pool blocks"
 	# A reading that missed the sessions would pass the bound below.
-	[ $((free0 - free1)) -gt "$SESSION_FLOOR" ] ||
-		{ echo "the sessions took $((free0 - free1)) KiB, no more than $SESSION_FLOOR KiB"; return 1; }
+	[ "$took" -gt "$SESSION_FLOOR" ] ||
+		{ echo "the sessions took $took KiB, no more than $SESSION_FLOOR KiB"; return 1; }
 	[ "$back" -eq 0 ] ||
-		{ echo "close left $((free0 - free2)) KiB > $CLOSE_SLACK KiB"; return 1; }
+		{ echo "close left $left KiB > $CLOSE_SLACK KiB"; return 1; }
 	[ "$each" -le "$3" ] ||
 		{ echo "each session took $each KiB > $3 KiB"; return 1; }
 }
