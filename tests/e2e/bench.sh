@@ -31,7 +31,7 @@
 # BENCH_LAT_ITERS, BENCH_DIR (build dir with ours/, mainline/ and their
 # -bench/ modules), BENCH_PROFILE (below), BENCH_ONLY and BENCH_STACKS
 # (comma-separated point and stack names: only those are measured; empty
-# means all).
+# means all), BENCH_LINK (ordered or unordered, below).
 #
 # BENCH_PROFILE="point,..." (or 1: the 4 KiB points at queue depth 1 and
 # 32) adds a pass after the repetitions that runs only those points of
@@ -642,16 +642,21 @@ run_stack() {
 # ---- the run ---------------------------------------------------------------
 
 must "runs the stock kernel" grep -q -- "-amd64$" /proc/sys/kernel/osrelease
-# The link every run so far measured: no RPS on the veth, so a QP's
-# packets may arrive out of order (topology.sh, flows_in_order).  With
-# RPS the figures depend on where it puts each end's work (README, "make
-# bench"); until a whole run says which link to compare on, keep the
-# one the figures before were taken on.
-TOPO_FLOWS_IN_ORDER=0
+# The link: "ordered" (the default) keeps each flow of the veth on one
+# CPU, as make check's guests do and as a NIC's receive-side scaling does
+# (topology.sh, flows_in_order): RoCE needs a flow's packets in order,
+# and a veth that reorders them makes rxe retransmit hundreds of times a
+# point and can fail a QP.  "unordered" leaves the veth as it comes, the
+# link of the runs before 2026-12-07, to compare with them.
+case ${BENCH_LINK:-ordered} in
+ordered) TOPO_FLOWS_IN_ORDER=1 ;;
+unordered) TOPO_FLOWS_IN_ORDER=0 ;;
+*) must "BENCH_LINK is ordered or unordered" false ;;
+esac
 must "veth pair with rxe on both ends" topology_pair
 must "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
 must "null_blk" modprobe null_blk nr_devices=1 gb=16
-echo "nproc $(nproc) kernel $(uname -r) reps $REPS fio ${FIO_S}s rtrs ${RTRS_S}s raw ${RAW_S}s" |
+echo "nproc $(nproc) kernel $(uname -r) link ${BENCH_LINK:-ordered} reps $REPS fio ${FIO_S}s rtrs ${RTRS_S}s raw ${RAW_S}s" |
 	tee "$RESULTS/setup"
 
 for rep in $(seq "$REPS"); do

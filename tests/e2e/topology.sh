@@ -108,7 +108,7 @@ topology_pair() {
 # either side.  A NIC's receive-side scaling keeps a flow in order; RPS
 # does the same here: it hashes each flow (rxe gives each QP its own UDP
 # source port) to one CPU's backlog.  TOPO_FLOWS_IN_ORDER=0 leaves the
-# veth as it comes (make bench does, see tests/e2e/bench.sh).
+# veth as it comes (make bench BENCH_LINK=unordered).
 flows_in_order() {
 	local dev n mask
 

@@ -18,6 +18,7 @@
 #
 #   make bench [BENCH_QUICK=1] [BENCH_REPS=N] [BENCH_PROFILE=1|"point ..."]
 #              [BENCH_ONLY="point ..."] [BENCH_STACKS="stack ..."]
+#              [BENCH_LINK=ordered|unordered]
 #
 # BENCH_QUICK=1 runs each point for 2-3 s and once, to try the machinery;
 # its figures are no benchmark.  BENCH_PROFILE adds a pass that runs the
@@ -28,7 +29,9 @@
 # BENCH_ONLY and BENCH_STACKS narrow a run to the named points (the raw
 # rxe points run only without BENCH_ONLY) and stacks (raw, ours-2.1,
 # ours-2.0, mainline, nvme), to look at one figure more closely.  Logs
-# go to results/bench/.
+# go to results/bench/.  BENCH_LINK=unordered lets the veth deliver a
+# flow's packets out of order, as the runs before 2026-12-07 measured;
+# the default, ordered, keeps each flow on one CPU as a NIC would.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -56,6 +59,9 @@ for p in ${BENCH_ONLY//,/ }; do
 	[[ "$p" =~ ^$point_re$ ]] ||
 		{ echo "make bench: BENCH_ONLY: '$p' is not a point's name" >&2; exit 2; }
 done
+BENCH_LINK=${BENCH_LINK:-ordered}
+[[ "$BENCH_LINK" =~ ^(ordered|unordered)$ ]] ||
+	{ echo "make bench: BENCH_LINK must be ordered or unordered" >&2; exit 2; }
 BENCH_STACKS=${BENCH_STACKS:-}
 for s in ${BENCH_STACKS//,/ }; do
 	[[ "$s" =~ ^(raw|ours-2\.1|ours-2\.0|mainline|nvme)$ ]] ||
@@ -114,6 +120,7 @@ RTRS_RESULTS=$LOGS "$H/guest.sh" --name guest --kernel stock \
 	--env "BENCH_LAT_ITERS=$lat_iters" --env "BENCH_DIR=$B" \
 	--env "BENCH_PROFILE=${BENCH_PROFILE// /,}" \
 	--env "BENCH_ONLY=${BENCH_ONLY// /,}" --env "BENCH_STACKS=${BENCH_STACKS// /,}" \
+	--env "BENCH_LINK=$BENCH_LINK" \
 	>"$LOGS/guest.log" 2>&1
 guest_s=$(( $(date +%s) - tg ))
 G=$LOGS/guest
