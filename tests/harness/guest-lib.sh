@@ -171,8 +171,19 @@ meminfo() {
 	awk -v f="$1:" '$1 == f { print $2 }' /proc/meminfo
 }
 
-# mem_snapshot FREE SLAB VMALLOC: set the named variables to MemFree,
-# Slab and VmallocUsed in KiB, caches dropped first.
+# pcp_free_kib: KiB of free pages on the CPUs' page lists.  A freed page
+# goes to its CPU's list first and reaches the free areas only when the
+# list passes its high mark (megabytes on a guest of one vCPU); until
+# then MemFree does not count it, and /proc/zoneinfo does ("count:" of
+# each CPU's pageset, in pages).
+pcp_free_kib() {
+	awk -v kib=$(($(getconf PAGESIZE) / 1024)) \
+		'$1 == "count:" { n += $2 } END { print n * kib }' /proc/zoneinfo
+}
+
+# mem_snapshot FREE SLAB VMALLOC: set the named variables to the free
+# memory (MemFree and the CPUs' free page lists), Slab and VmallocUsed in
+# KiB, caches dropped first.
 mem_snapshot() {
 	local shrink
 
@@ -185,7 +196,7 @@ mem_snapshot() {
 		echo 1 >"$shrink"
 	done 2>/dev/null
 	nap 1
-	printf -v "$1" %s "$(meminfo MemFree)"
+	printf -v "$1" %s "$(($(meminfo MemFree) + $(pcp_free_kib)))"
 	printf -v "$2" %s "$(meminfo Slab)"
 	printf -v "$3" %s "$(meminfo VmallocUsed)"
 	[ "${!1:-0}" -gt 0 ] && [ "${!2:-0}" -gt 0 ] && [ "${!3:-0}" -gt 0 ]
