@@ -107,6 +107,21 @@ pool_kib() {
 	printf -v "$1" %s $((a / 1024))
 }
 
+# slab_kib FILE: each slab cache's KiB (its objects times their size)
+# from /proc/slabinfo, one "name KiB" line each, into FILE.
+slab_kib() {
+	awk 'NR > 2 { print $1, int($3 * $4 / 1024) }' /proc/slabinfo >"$1"
+}
+
+# slab_grown BEFORE AFTER: the eight caches that grew most between two
+# slab_kib files, largest first, on one line: where a session's slab went.
+slab_grown() {
+	awk 'NR == FNR { b[$1] = $2; next }
+	     $2 - b[$1] > 0 { print $2 - b[$1], $1 }' "$1" "$2" |
+		sort -rn | head -8 |
+		awk '{ printf "%s%s +%d KiB", s, $2, $1; s = ", " } END { print "" }'
+}
+
 # mem_back FREE0 POOL0: MemFree is back within CLOSE_SLACK of FREE0 KiB,
 # besides what the pool grew by since it read POOL0 KiB.  Sets free2,
 # slab2, vm2 and pool2 (memory_of_session's) to the reading.
@@ -144,9 +159,11 @@ memory_of_session() {
 	local free0 slab0 vm0 pool0 free1 slab1 vm1 pool1 free2 slab2 vm2 pool2
 	local back=0 MIB=1024 took left each
 
-	mem_snapshot free0 slab0 vm0 && pool_kib pool0 || return 1
+	mem_snapshot free0 slab0 vm0 && pool_kib pool0 &&
+		slab_kib "$RTRS_TMP/slab0" || return 1
 	"$1" || return 1
-	mem_snapshot free1 slab1 vm1 && pool_kib pool1 || return 1
+	mem_snapshot free1 slab1 vm1 && pool_kib pool1 &&
+		slab_kib "$RTRS_TMP/slab1" || return 1
 	"$2" || return 1
 	wait_for 60 mem_back "$free0" "$pool0" >/dev/null || back=1
 	took=$((free0 - free1 - pool1 + pool0))
@@ -159,6 +176,8 @@ memory_of_session() {
 		"$((pool1 - pool0)) KiB of new pool blocks; each session" \
 		"$each KiB besides the $4 KiB made once: slab" \
 		"$(((slab1 - slab0) / HELD)) KiB, vmalloc $(((vm1 - vm0) / HELD)) KiB"
+	figure "$RTRS_ROLE: slab caches grown most with the sessions:" \
+		"$(slab_grown "$RTRS_TMP/slab0" "$RTRS_TMP/slab1")"
 	figure "$RTRS_ROLE: after close: $left KiB not yet back:" \
 		"slab $((slab2 - slab0)) KiB, vmalloc $((vm2 - vm0)) KiB," \
 		"besides $((pool2 - pool0)) KiB of new pool blocks"
