@@ -196,12 +196,12 @@ memory_of_session() {
 # shared receive queue of srq_size buffers of two pages for its first
 # session and keeps it while any session uses it, whatever their count:
 # its pages are taken off the server's reading before it is shared out.
-# Measured (2026-12-06, 4 sessions, guests of one vCPU, so a connection 0
-# and one IO connection a path): client 11.5 MiB a session (9.4 of slab,
-# 4.6 of it rxe's page maps of the 512 MRs, two 4 KiB maps each for the
-# 257 pages of 1 MiB at any offset; 1.3 of vmalloc, rxe's queues); server
-# 2.1 MiB (0.3 of slab, 2.4 of vmalloc, rxe's queues, with connection 0
-# sized for the queue depth as 2.0's).  The bounds fail on the client of
+# Measured (2026-12-07, 4 sessions, guests of one vCPU, so a connection 0
+# and one IO connection a path): client 13.0 MiB a session (9.6 of slab,
+# 8 of it rxe's page maps of the 512 MRs, two 4 KiB maps each for the
+# 257 pages of 1 MiB at any offset, 8 KiB each with KASAN's redzones;
+# 1.4 of vmalloc, rxe's queues; the read buffers' 2 MiB of pages);
+# server 0.9 MiB (0.8 of vmalloc, rxe's queues).  The bounds fail on the client of
 # before (30 MiB: queues of 32 SGEs, 8 KiB send buffers), on a receive
 # queue or chunks of the server's per session, and on 2.0 (64 MiB of
 # chunks).
