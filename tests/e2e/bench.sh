@@ -648,7 +648,8 @@ must "runs the stock kernel" grep -q -- "-amd64$" /proc/sys/kernel/osrelease
 # and a veth that reorders them makes rxe retransmit hundreds of times a
 # point and can fail a QP.  "unordered" leaves the veth as it comes, the
 # link of the runs before 2026-12-07, to compare with them.
-case ${BENCH_LINK:-ordered} in
+LINK=${BENCH_LINK:-ordered}
+case $LINK in
 ordered) TOPO_FLOWS_IN_ORDER=1 ;;
 unordered) TOPO_FLOWS_IN_ORDER=0 ;;
 *) must "BENCH_LINK is ordered or unordered" false ;;
@@ -656,7 +657,7 @@ esac
 must "veth pair with rxe on both ends" topology_pair
 must "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
 must "null_blk" modprobe null_blk nr_devices=1 gb=16
-echo "nproc $(nproc) kernel $(uname -r) link ${BENCH_LINK:-ordered} reps $REPS fio ${FIO_S}s rtrs ${RTRS_S}s raw ${RAW_S}s" |
+echo "nproc $(nproc) kernel $(uname -r) link $LINK reps $REPS fio ${FIO_S}s rtrs ${RTRS_S}s raw ${RAW_S}s" |
 	tee "$RESULTS/setup"
 
 for rep in $(seq "$REPS"); do

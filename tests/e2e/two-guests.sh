@@ -201,10 +201,10 @@ memory_of_session() {
 # 8 of it rxe's page maps of the 512 MRs, two 4 KiB maps each for the
 # 257 pages of 1 MiB at any offset, 8 KiB each with KASAN's redzones;
 # 1.4 of vmalloc, rxe's queues; the read buffers' 2 MiB of pages);
-# server 0.9 MiB (0.8 of vmalloc, rxe's queues).  The bounds fail on the client of
-# before (30 MiB: queues of 32 SGEs, 8 KiB send buffers), on a receive
-# queue or chunks of the server's per session, and on 2.0 (64 MiB of
-# chunks).
+# server 0.9 MiB (0.8 of vmalloc, rxe's queues).  The bounds fail on the
+# client of before (30 MiB: queues of 32 SGEs, 8 KiB send buffers), on a
+# receive queue or chunks of the server's per session, and on 2.0 (64
+# MiB of chunks).
 MEM_2_1=$((4 * 1024))
 [ "$RTRS_ROLE" = client ] && MEM_2_1=$((16 * 1024))
 
