@@ -68,6 +68,19 @@ MODULE_PARM_DESC(packed_rsps,
 		 "2.1: the server may pack up to 16 responses into one SEND; for paths that connect after a change (default Y)");
 
 /*
+ * 2.1: the slots' MRs map 1 MiB of page-aligned data (RTRS_CLT_SLOT_PAGES);
+ * a request whose data spans more pages, 1 MiB at an offset in its first
+ * page or more than 1 MiB, borrows one of this many large MRs of its path,
+ * and waits for one while all are in use.  0 sizes every slot's MR for the
+ * largest IO instead: no request ever waits for an MR, at twice the page
+ * lists on rxe.  Read when a path connects.
+ */
+static unsigned int rtrs_clt_large_mrs = RTRS_CLT_LARGE_MRS;
+module_param_named(large_mrs, rtrs_clt_large_mrs, uint, 0644);
+MODULE_PARM_DESC(large_mrs,
+		 "2.1: MRs per path for requests whose data spans more than 256 pages, each slot's MR mapping 256; 0 for slot MRs that map every request; for paths that connect after a change (default 32)");
+
+/*
  * Send queue entries a READ takes: REG_MR (after a LOCAL_INV where local
  * operations may run twice), the write, LOCAL_INV.  A WRITE takes up to
  * &rtrs_clt_path.max_write_wrs.
@@ -140,6 +153,8 @@ static int rtrs_clt_query_fr(struct rtrs_clt_path *path)
 	/* Every data entry and the header, max_send_sge to a WRITE. */
 	path->max_write_wrs = DIV_ROUND_UP(path->max_pages_per_mr + 1,
 					   path->max_send_sge);
+	path->slot_pages = path->max_pages_per_mr;
+	path->large.nr = 0;
 	return 0;
 }
 
@@ -337,7 +352,9 @@ static int rtrs_clt_con_route_resolved(struct rtrs_clt_con *con)
  * A 2.1 path registers the data of every READ and of every WRITE that
  * does not go inline: its MRs map the server's largest IO (up to
  * RTRS_CLT_MAX_IO_SIZE_2_1) at any offset in its first page, and its IO
- * size is what they map.  A request is one SEND after at most a REG_MR
+ * size is what they map.  Each slot's MR maps RTRS_CLT_SLOT_PAGES of
+ * those pages where the path has large MRs for the rest
+ * (rtrs_clt_large_mrs).  A request is one SEND after at most a REG_MR
  * and the LOCAL_INV before it, and one LOCAL_INV later: as many send queue
  * entries as a 2.0 READ, but of RTRS_CLT_MAX_SEND_SGE_2_1 SGEs each.
  */
@@ -347,6 +364,8 @@ static int rtrs_clt_path_size_2_1(struct rtrs_clt_path *path)
 	u32 io = min_t(u32, path->lim.max_io_size, RTRS_CLT_MAX_IO_SIZE_2_1);
 	u32 pages = min(rtrs_clt_dev_fr_pages(attrs),
 			DIV_ROUND_UP(io, SZ_4K) + 1);
+	struct ib_device *ib_dev = path->s.dev->ib_dev;
+	u32 slot;
 
 	if (pages < 2) {
 		pr_err_ratelimited("%s: device %s cannot register a page at any offset\n",
@@ -354,6 +373,15 @@ static int rtrs_clt_path_size_2_1(struct rtrs_clt_path *path)
 		return -EOPNOTSUPP;
 	}
 	path->max_pages_per_mr = pages;
+	path->slot_pages = pages;
+	path->large.nr = 0;
+	/* One map of rxe's a slot (see rtrs_mr_reads_past_map()). */
+	slot = RTRS_CLT_SLOT_PAGES - rtrs_mr_reads_past_map(ib_dev);
+	if (pages > slot && READ_ONCE(rtrs_clt_large_mrs)) {
+		path->slot_pages = slot;
+		path->large.nr = min(READ_ONCE(rtrs_clt_large_mrs),
+				     path->lim.queue_depth);
+	}
 	path->lim.max_io_size = min(path->lim.max_io_size, (pages - 1) * SZ_4K);
 	path->lim.max_inline_size = min(path->lim.max_inline_size,
 					path->lim.max_io_size);

@@ -28,6 +28,8 @@
 static void rtrs_clt_write_done(struct ib_cq *cq, struct ib_wc *wc);
 static void rtrs_clt_inv_done(struct ib_cq *cq, struct ib_wc *wc);
 static void rtrs_clt_reg_done(struct ib_cq *cq, struct ib_wc *wc);
+static void rtrs_clt_req_start(struct rtrs_clt_io_req *req);
+static void rtrs_clt_large_kick(struct rtrs_clt_path *path);
 
 static struct ib_cqe rtrs_clt_reg_cqe = {
 	.done = rtrs_clt_reg_done,
@@ -185,11 +187,134 @@ static int rtrs_clt_rdbufs_alloc(struct rtrs_clt_path *path)
 	}
 	mr = rtrs_fail_or(ERR_PTR(-ENOMEM),
 			  ib_alloc_mr(path->s.dev->ib_pd, IB_MR_TYPE_MEM_REG,
-				      n));
+				      rtrs_mr_pages(ib_dev, n)));
 	if (IS_ERR(mr))
 		return PTR_ERR(mr);
 	rd->mr = mr;
 	return rtrs_clt_rdbufs_reg(rd, n);
+}
+
+/* Free the large MRs; every request is off the path, each MR back. */
+static void rtrs_clt_large_free(struct rtrs_clt_path *path)
+{
+	struct rtrs_clt_large *large = &path->large;
+
+	if (!large->mrs)
+		return;
+	WARN_ON_ONCE(large->free != large->nr || !list_empty(&large->waiters));
+	while (large->free)
+		ib_dereg_mr(large->mrs[--large->free]);
+	kfree(large->mrs);
+	large->mrs = NULL;
+}
+
+/*
+ * The large MRs of a 2.1 path (see rtrs_clt_large_mrs), all free.  None
+ * where the slots' MRs map every request.
+ */
+static int rtrs_clt_large_alloc(struct rtrs_clt_path *path)
+{
+	struct ib_device *ib_dev = path->s.dev->ib_dev;
+	struct rtrs_clt_large *large = &path->large;
+	struct ib_mr *mr;
+	u32 pages;
+
+	spin_lock_init(&large->lock);
+	INIT_LIST_HEAD(&large->waiters);
+	large->kicking = false;
+	large->free = 0;
+	if (!large->nr)
+		return 0;
+	large->mrs = rtrs_kcalloc(large->nr, sizeof(*large->mrs), GFP_KERNEL);
+	if (!large->mrs)
+		return -ENOMEM;
+	pages = rtrs_mr_pages(ib_dev, path->max_pages_per_mr);
+	while (large->free < large->nr) {
+		/* A fault point of its own: the last one, after the others. */
+		mr = rtrs_fail_last_or(large->free == large->nr - 1,
+				       ERR_PTR(-ENOMEM),
+				       ib_alloc_mr(path->s.dev->ib_pd,
+						   IB_MR_TYPE_MEM_REG, pages));
+		if (IS_ERR(mr)) {
+			large->nr = large->free;
+			rtrs_clt_large_free(path);
+			return PTR_ERR(mr);
+		}
+		large->mrs[large->free++] = mr;
+	}
+	return 0;
+}
+
+/*
+ * A large MR for @req, whose @count mapped entries its slot's MR cannot
+ * map: true when @req->mr is one.  While all are in use @req parks
+ * instead, in flight from here on, and goes on once one is free
+ * (rtrs_clt_large_kick()); false.
+ */
+static bool rtrs_clt_large_take(struct rtrs_clt_io_req *req, int count)
+{
+	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
+	struct rtrs_clt_large *large = &path->large;
+	unsigned long flags;
+	bool took = false;
+
+	spin_lock_irqsave(&large->lock, flags);
+	if (large->free) {
+		req->mr = large->mrs[--large->free];
+		took = true;
+	} else {
+		req->count = count;
+		req->parked = true;
+		/* Before a kicker may find it. */
+		rtrs_clt_req_start(req);
+		list_add_tail(&req->large_entry, &large->waiters);
+	}
+	spin_unlock_irqrestore(&large->lock, flags);
+	return took;
+}
+
+/*
+ * @req leaves its path or never went out: a large MR it borrowed goes
+ * back, to a parked request if one waits, and the slot's own MR is the
+ * request's again.  The MR is out of the server's reach by then:
+ * invalidated, never registered, or behind a connection in error that the
+ * teardown drained.
+ */
+static void rtrs_clt_large_put(struct rtrs_clt_io_req *req)
+{
+	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
+	struct rtrs_clt_large *large = &path->large;
+	unsigned long flags;
+	bool waiters;
+
+	if (req->mr == req->slot_mr)
+		return;
+	spin_lock_irqsave(&large->lock, flags);
+	if (!WARN_ON_ONCE(large->free >= large->nr))
+		large->mrs[large->free++] = req->mr;
+	waiters = !list_empty(&large->waiters);
+	spin_unlock_irqrestore(&large->lock, flags);
+	req->mr = req->slot_mr;
+	if (waiters)
+		rtrs_clt_large_kick(path);
+}
+
+/*
+ * Take @req off the waiters if it is parked: the teardown of its path
+ * sends it again on another one, or fails it, as one never posted.
+ */
+static void rtrs_clt_large_unpark(struct rtrs_clt_io_req *req)
+{
+	struct rtrs_clt_large *large =
+		&to_clt_path(req->con->c.path)->large;
+	unsigned long flags;
+
+	spin_lock_irqsave(&large->lock, flags);
+	if (req->parked) {
+		list_del_init(&req->large_entry);
+		req->parked = false;
+	}
+	spin_unlock_irqrestore(&large->lock, flags);
 }
 
 /**
@@ -203,13 +328,14 @@ static int rtrs_clt_rdbufs_alloc(struct rtrs_clt_path *path)
 int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path)
 {
 	struct ib_device *ib_dev = path->s.dev->ib_dev;
-	u32 qd = path->lim.queue_depth, i;
+	u32 qd = path->lim.queue_depth, i, pages;
 	u32 nsge = path->max_pages_per_mr + 1, nwr = path->max_write_wrs - 1;
 	struct rtrs_clt_io_req *req;
 	struct ib_rdma_wr *wrs;
 	struct rtrs_iu *ius;
 	struct ib_sge *sges;
 	struct ib_mr *mr;
+	int err;
 
 	lockdep_assert_held(&path->init_mutex);
 
@@ -240,6 +366,7 @@ int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path)
 	if (!ius)
 		return -ENOMEM;
 
+	pages = rtrs_mr_pages(ib_dev, path->slot_pages);
 	for (i = 0; i < qd; i++) {
 		req = &path->reqs[i];
 		req->iu = &ius[i];
@@ -249,12 +376,15 @@ int rtrs_clt_reqs_alloc(struct rtrs_clt_path *path)
 		/* One fault point for the MRs: the last, after the others. */
 		mr = rtrs_fail_last_or(i == qd - 1, ERR_PTR(-ENOMEM),
 				       ib_alloc_mr(path->s.dev->ib_pd,
-						   IB_MR_TYPE_MEM_REG,
-						   path->max_pages_per_mr));
+						   IB_MR_TYPE_MEM_REG, pages));
 		if (IS_ERR(mr))
 			return PTR_ERR(mr);
 		req->mr = mr;
+		req->slot_mr = mr;
 	}
+	err = rtrs_clt_large_alloc(path);
+	if (err)
+		return err;
 	if (path->lim.max_read_buf)
 		return rtrs_clt_rdbufs_alloc(path);
 	return 0;
@@ -275,9 +405,10 @@ void rtrs_clt_reqs_free(struct rtrs_clt_path *path)
 	if (!path->reqs)
 		return;
 	rtrs_clt_rdbufs_free(path);
+	rtrs_clt_large_free(path);
 	for (i = 0; i < path->lim.queue_depth; i++)
-		if (path->reqs[i].mr)
-			ib_dereg_mr(path->reqs[i].mr);
+		if (path->reqs[i].slot_mr)
+			ib_dereg_mr(path->reqs[i].slot_mr);
 	rtrs_iu_free(path->reqs[0].iu, path->s.dev->ib_dev, path->lim.queue_depth);
 	kfree(path->reqs[0].wrs);
 	kfree(path->reqs[0].sge);
@@ -326,6 +457,7 @@ static void rtrs_clt_req_release(struct rtrs_clt_io_req *req)
 	atomic_add(req->sq_wrs, &req->con->c.sq_wr_avail);
 	req->sq_wrs = 0;
 	rtrs_clt_req_buf_put(req);
+	rtrs_clt_large_put(req);
 	atomic_dec(&path->stats.inflight);
 	WRITE_ONCE(req->in_use, false);
 }
@@ -507,6 +639,9 @@ void rtrs_clt_wd_work(struct work_struct *work)
 		/* Pairs with the release in rtrs_clt_req_start(). */
 		if (!smp_load_acquire(&req->in_use))
 			continue;
+		/* A parked request waits for those that hold large MRs. */
+		if (READ_ONCE(req->parked))
+			continue;
 		if (rtrs_clt_req_expired(req, timeout)) {
 			/* tests/e2e/hostile.sh matches this line: keep it. */
 			pr_warn_ratelimited("%s: connection %u: a request waited %u s for its answer, closing the path\n",
@@ -557,7 +692,7 @@ static struct rtrs_clt_io_req *rtrs_clt_rsp_req(struct rtrs_clt_con *con,
 	req = &path->reqs[msg_id];
 	/* Pairs with the release in rtrs_clt_req_start(). */
 	if (!smp_load_acquire(&req->in_use) || req->con != con ||
-	    req->responded)
+	    req->responded || READ_ONCE(req->parked))
 		return NULL;
 	return req;
 }
@@ -928,6 +1063,32 @@ static int rtrs_clt_req_map(struct rtrs_clt_io_req *req)
 }
 
 /*
+ * Map the @count mapped entries on the request's MR, or, when they span
+ * more pages than its slot's MR maps, on a large MR of the path:
+ * -EINPROGRESS when the request parked to wait for one, in flight.
+ */
+static int rtrs_clt_req_map_mr(struct rtrs_clt_io_req *req, int count)
+{
+	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
+	int nr;
+
+	nr = ib_map_mr_sg(req->mr, req->sglist, count, NULL, SZ_4K);
+	if (nr == count)
+		return 0;
+	if (!path->large.nr || req->mr != req->slot_mr)
+		return nr < 0 ? nr : -EINVAL;
+	this_cpu_inc(path->stats.pcpu->large_mrs);
+	if (!rtrs_clt_large_take(req, count)) {
+		this_cpu_inc(path->stats.pcpu->large_waits);
+		return -EINPROGRESS;
+	}
+	nr = ib_map_mr_sg(req->mr, req->sglist, count, NULL, SZ_4K);
+	if (nr == count)
+		return 0;
+	return nr < 0 ? nr : -EINVAL;
+}
+
+/*
  * Register the @count mapped entries (ib_dma_map_sg() may have merged
  * some) with the request's MR, under a fresh rkey, and build its REG_MR
  * in @rwr; *@head is the first work request to post.  Where local
@@ -939,11 +1100,11 @@ static int rtrs_clt_req_reg(struct rtrs_clt_io_req *req, int count,
 			    struct ib_send_wr *inv, struct ib_send_wr **head)
 {
 	struct ib_device *ib_dev = req->con->c.path->dev->ib_dev;
-	int nr;
+	int err;
 
-	nr = ib_map_mr_sg(req->mr, req->sglist, count, NULL, SZ_4K);
-	if (nr != count)
-		return nr < 0 ? nr : -EINVAL;
+	err = rtrs_clt_req_map_mr(req, count);
+	if (err)
+		return err;
 	if (req->mr->length != req->data_len)
 		return -EINVAL;
 
@@ -1245,6 +1406,9 @@ static int rtrs_clt_io_req(struct rtrs_clt_io_req *req, int count)
 				       IB_ACCESS_REMOTE_WRITE :
 				       IB_ACCESS_REMOTE_READ,
 				       &rwr, &inv, &head);
+		/* Parked: whoever gives a large MR back posts it. */
+		if (err == -EINPROGRESS)
+			return 0;
 		if (err)
 			return err;
 		msg->desc.addr = cpu_to_le64(req->mr->iova);
@@ -1444,6 +1608,61 @@ static void rtrs_clt_req_abort(struct rtrs_clt_io_req *req, int err)
 	req->mr_valid = false;
 	rtrs_clt_req_unmap(req);
 	rtrs_clt_req_buf_put(req);
+	rtrs_clt_large_put(req);
+}
+
+/*
+ * Post @req, parked until now, with the large MR it was just handed.  It
+ * counted as in flight from when it parked; posting counts it again.
+ * Should posting fail, nothing of it left: it completes with the error.
+ */
+static void rtrs_clt_large_resume(struct rtrs_clt_io_req *req)
+{
+	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
+	int err;
+
+	atomic_dec(&path->stats.inflight);
+	err = rtrs_clt_io_req(req, req->count);
+	if (!err)
+		return;
+	atomic_inc(&path->stats.inflight);
+	rtrs_clt_req_abort(req, err);
+	req->status = err;
+	rtrs_clt_req_complete(req);
+}
+
+/*
+ * Hand the free large MRs of @path to its parked requests, first come
+ * first served, while it is connected; a path that is not leaves them to
+ * its teardown.  One caller at a time hands them out: another that gives
+ * an MR back meanwhile leaves it to that one, so that a request that
+ * fails here, and gives its MR back, does not recurse.
+ */
+static void rtrs_clt_large_kick(struct rtrs_clt_path *path)
+{
+	struct rtrs_clt_large *large = &path->large;
+	struct rtrs_clt_io_req *req;
+	unsigned long flags;
+
+	spin_lock_irqsave(&large->lock, flags);
+	if (large->kicking) {
+		spin_unlock_irqrestore(&large->lock, flags);
+		return;
+	}
+	large->kicking = true;
+	while (large->free && !list_empty(&large->waiters) &&
+	       rtrs_clt_path_connected(path)) {
+		req = list_first_entry(&large->waiters, struct rtrs_clt_io_req,
+				       large_entry);
+		list_del_init(&req->large_entry);
+		req->parked = false;
+		req->mr = large->mrs[--large->free];
+		spin_unlock_irqrestore(&large->lock, flags);
+		rtrs_clt_large_resume(req);
+		spin_lock_irqsave(&large->lock, flags);
+	}
+	large->kicking = false;
+	spin_unlock_irqrestore(&large->lock, flags);
 }
 
 /**
@@ -1665,6 +1884,8 @@ void rtrs_clt_reqs_failover(struct rtrs_clt_path *path)
 		req = &path->reqs[i];
 		if (!req->in_use)
 			continue;
+		/* Never posted: it goes out on another path as it is. */
+		rtrs_clt_large_unpark(req);
 		/* Responded to: only its own completions went missing. */
 		if (req->responded) {
 			rtrs_clt_req_complete(req);

@@ -89,6 +89,20 @@
 #define RTRS_CLT_MAX_IO_SIZE_2_1	SZ_4M
 
 /*
+ * Pages the MR of a request slot maps on a 2.1 path that has large MRs
+ * (rtrs_clt_large_mrs): 1 MiB of page-aligned data; a page less on rxe,
+ * whose copies read past a page list it fills (rtrs_mr_reads_past_map()).
+ * Data that spans more pages (1 MiB at an offset in its first page takes
+ * 257) takes one of the path's large MRs instead.  On rxe of 6.1 an MR's
+ * page list is a 4 KiB map per 256 pages: 257 would double it for every
+ * slot.
+ */
+#define RTRS_CLT_SLOT_PAGES		256
+
+/* Large MRs of a 2.1 path unless the large_mrs parameter says otherwise. */
+#define RTRS_CLT_LARGE_MRS		32
+
+/*
  * A 2.1 path's read buffer of each request slot: a READ of up to this
  * much (and up to the server's max_read_buf) is a READ_BUF, its data
  * written there by the server and copied to the user's pages.
@@ -180,6 +194,8 @@ enum rtrs_clt_mp_policy {
  * @read_bufs: READ requests of those sent as 2.1 READ_BUF
  * @packed_rsps: responses that came packed with others into one SEND
  * @unsig_sends: 2.1 requests whose SEND went unsignaled
+ * @large_mrs: requests that took one of the path's large MRs
+ * @large_waits: requests of those that waited for one, all in use
  */
 struct rtrs_clt_cpu_stats {
 	u64	cnt[2];
@@ -187,6 +203,8 @@ struct rtrs_clt_cpu_stats {
 	u64	read_bufs;
 	u64	packed_rsps;
 	u64	unsig_sends;
+	u64	large_mrs;
+	u64	large_waits;
 };
 
 /**
@@ -323,7 +341,9 @@ struct rtrs_clt_con {
  *	and user message longer than @iu (see rtrs_clt_req_buf()), or NULL
  * @big_dma: DMA address of @big
  * @big_len: bytes of @big
- * @mr: fast-registration MR of the user's scatterlist
+ * @mr: fast-registration MR of the user's scatterlist: @slot_mr, or a
+ *	large MR of the path the request borrowed (&rtrs_clt_large)
+ * @slot_mr: the slot's own MR
  * @sge: SGEs of the request: its data entries and the header buffer (2.0),
  *	or the header buffer and the data entries of an inline WRITE (2.1)
  * @wrs: RDMA WRITEs of the data entries that do not fit the last WRITE
@@ -354,12 +374,17 @@ struct rtrs_clt_con {
  * @mr_valid: @mr is registered and not yet invalidated
  * @read_buf: a 2.1 READ_BUF: its data comes into the slot's read buffer
  *	(&rtrs_clt_rdbufs), its response with it as an immediate
+ * @large_entry: in &rtrs_clt_large.waiters while @parked
+ * @count: while @parked, the entries of @sglist mapped for DMA
+ * @parked: in flight, but not posted yet: it waits for a large MR
+ *	(&rtrs_clt_large); under &rtrs_clt_large.lock
  *
  * A slot is only touched by the submitter until it sets @in_use (with
  * release semantics) right before posting, then by the completion context
  * of @con (serialised by its CQ), and after @con is drained by the path
- * teardown.  The watchdog only reads @in_use, @con and @sent_at, without
- * a lock.
+ * teardown.  A parked request goes on from whoever gives its MR back
+ * (rtrs_clt_large_kick()).  The watchdog only reads @in_use, @parked,
+ * @con and @sent_at, without a lock.
  */
 struct rtrs_clt_io_req {
 	struct rtrs_clt_con	*con;
@@ -368,6 +393,7 @@ struct rtrs_clt_io_req {
 	dma_addr_t		big_dma;
 	u32			big_len;
 	struct ib_mr		*mr;
+	struct ib_mr		*slot_mr;
 	struct ib_sge		*sge;
 	struct ib_rdma_wr	*wrs;
 	struct ib_cqe		inv_cqe;
@@ -390,6 +416,9 @@ struct rtrs_clt_io_req {
 	bool			responded;
 	bool			mr_valid;
 	bool			read_buf;
+	struct list_head	large_entry;
+	int			count;
+	bool			parked;
 };
 
 /**
@@ -410,6 +439,29 @@ struct rtrs_clt_rdbufs {
 	struct ib_reg_wr	reg;
 	struct page		**pages;
 	dma_addr_t		*dma;
+};
+
+/**
+ * struct rtrs_clt_large - the large MRs of a 2.1 path
+ * @lock: protects @free, @waiters and @kicking
+ * @mrs: the MRs, each mapping &rtrs_clt_path.max_pages_per_mr pages
+ * @nr: entries in @mrs; 0 when the slots' MRs map every request
+ * @free: the first @free entries of @mrs are not in use
+ * @waiters: requests parked until an MR is free, in the order they came
+ *	(&rtrs_clt_io_req.large_entry)
+ * @kicking: rtrs_clt_large_kick() is handing MRs to @waiters
+ *
+ * A request whose data spans more pages than its slot's MR maps borrows
+ * one for as long as it is on the path, or waits for one.
+ */
+struct rtrs_clt_large {
+	/* protects @free, @waiters, @kicking and the entries below @free */
+	spinlock_t		lock;
+	struct ib_mr		**mrs;
+	u32			nr;
+	u32			free;
+	struct list_head	waiters;
+	bool			kicking;
 };
 
 /**
@@ -493,7 +545,10 @@ static inline bool rtrs_clt_lim_2_1(const struct rtrs_clt_limits *lim)
  *	queue depth, chunk and IO sizes; the session folds them into its
  *	own (rtrs_clt_sess_set_limits()).  A 2.1 path's IO size is cut to
  *	what its MRs map.
- * @max_pages_per_mr: pages one MR maps
+ * @max_pages_per_mr: pages the data of one request may span
+ * @slot_pages: pages the MR of a request slot maps: @max_pages_per_mr,
+ *	or %RTRS_CLT_SLOT_PAGES where @large takes requests that span more
+ * @large: a 2.1 path's large MRs
  * @max_send_sge: SGEs of one RDMA WRITE (2.0) or SEND (2.1) on an IO
  *	connection
  * @max_write_wrs: RDMA WRITEs one WRITE request may take (2.0); 1 for 2.1
@@ -538,6 +593,8 @@ struct rtrs_clt_path {
 	struct rtrs_clt_rdbufs	rd;
 	struct rtrs_clt_limits	lim;
 	u32			max_pages_per_mr;
+	u32			slot_pages;
+	struct rtrs_clt_large	large;
 	u32			max_send_sge;
 	u32			max_write_wrs;
 	struct list_head	quarantine;

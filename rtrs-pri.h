@@ -617,6 +617,40 @@ static inline bool rtrs_replays_local_ops(const struct ib_device *ib_dev)
 	return ib_dev->ops.driver_id == RDMA_DRIVER_RXE;
 }
 
+/* Pages of one map of an MR's page list on rxe of 6.1 (4 KiB a map). */
+#define RTRS_RXE_MAP_PAGES	256
+
+/**
+ * rtrs_mr_reads_past_map() - does the device read past an MR's page list?
+ * @ib_dev: the device.
+ *
+ * rxe (as in 6.1) keeps an MR's page list in maps of %RTRS_RXE_MAP_PAGES
+ * pages, and a copy into or out of the MR that uses the last page of a
+ * map then reads the pointer to the next map: past the end of the list
+ * when that map was the last (KASAN reports it).  On such a device an MR
+ * is never allocated a whole number of maps (rtrs_mr_pages()).
+ *
+ * Return: true for a device that needs it.
+ */
+static inline bool rtrs_mr_reads_past_map(const struct ib_device *ib_dev)
+{
+	return ib_dev->ops.driver_id == RDMA_DRIVER_RXE;
+}
+
+/**
+ * rtrs_mr_pages() - pages to allocate an MR for, to map @pages of them
+ * @ib_dev: the device.
+ * @pages: pages the MR maps at most.
+ *
+ * Return: @pages, or one more where rtrs_mr_reads_past_map() and @pages
+ * would fill its last map.
+ */
+static inline u32 rtrs_mr_pages(const struct ib_device *ib_dev, u32 pages)
+{
+	return pages + (rtrs_mr_reads_past_map(ib_dev) &&
+			!(pages % RTRS_RXE_MAP_PAGES));
+}
+
 /**
  * struct rtrs_ib_dev_pool - the devices in use by one module
  * @mutex: protects @devs and the reference counts' drop to zero

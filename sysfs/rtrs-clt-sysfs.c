@@ -13,8 +13,8 @@
  *                                            reads, read_bytes,
  *                                            read_bufs, writes,
  *                                            write_bytes, packed_rsps,
- *                                            unsig_sends,
- *                                            inflight,
+ *                                            unsig_sends, large_mrs,
+ *                                            large_waits, inflight,
  *                                            failovers, quarantined,
  *                                            reconnects, reconnect_fails,
  *                                            reset_all
@@ -463,6 +463,8 @@ RTRS_CLT_STAT_SHOW(writes, cnt[WRITE]);
 RTRS_CLT_STAT_SHOW(write_bytes, bytes[WRITE]);
 RTRS_CLT_STAT_SHOW(packed_rsps, packed_rsps);
 RTRS_CLT_STAT_SHOW(unsig_sends, unsig_sends);
+RTRS_CLT_STAT_SHOW(large_mrs, large_mrs);
+RTRS_CLT_STAT_SHOW(large_waits, large_waits);
 
 static ssize_t inflight_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
@@ -536,6 +538,8 @@ static struct attribute *rtrs_clt_stats_attrs[] = {
 	&dev_attr_read_bufs.attr,
 	&dev_attr_packed_rsps.attr,
 	&dev_attr_unsig_sends.attr,
+	&dev_attr_large_mrs.attr,
+	&dev_attr_large_waits.attr,
 	&dev_attr_writes.attr,
 	&dev_attr_write_bytes.attr,
 	&dev_attr_inflight.attr,

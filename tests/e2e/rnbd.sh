@@ -152,6 +152,31 @@ mib_io() {
 		--verify=crc32c --verify_only=1
 }
 
+# mib_offset_io TAG DEV SDEV: mib_io with every buffer 512 bytes into its
+# page (fio's iomem_align): 1 MiB there spans 257 pages, one more than a
+# slot's MR maps, so each request borrows a large MR of its path.  The
+# session runs with one large MR a path (LARGE_MRS): requests that find it
+# in use wait for it, and go out as it comes back.
+mib_offset_io() {
+	check "$1: fio 1m sequential write, buffers 512 bytes into a page" \
+		fio_run "$1-1m-off-write" --filename="/dev/$2" --rw=write \
+		--bs=1m --size=16m --iodepth=4 --iomem_align=512 \
+		--verify=crc32c --do_verify=0
+	check "$1: fio 1m sequential read, buffers 512 bytes into a page, crc32c verify" \
+		fio_run "$1-1m-off-read" --filename="/dev/$2" --rw=write \
+		--bs=1m --size=16m --iodepth=4 --iomem_align=512 \
+		--verify=crc32c --verify_only=1
+	check "$1: each 1 MiB request took a large MR" stat_at_least "$1" large_mrs 32
+	check "$1: requests that found it in use waited for it" \
+		stat_at_least "$1" large_waits 1
+}
+
+# large_mrs N: the large MRs of each 2.1 path that connects from now on.
+LARGE_MRS=/sys/module/rtrs_client/parameters/large_mrs
+large_mrs() {
+	echo "$1" >"$LARGE_MRS"
+}
+
 # large_io TAG DEV SDEV: fio verify at 128 KiB.
 large_io() {
 	check "$1: fio 128k random write" verify_write "$1-128k" "$2" 128k 4m
@@ -373,6 +398,10 @@ cat "$RESULTS/cycles" 2>/dev/null
 with_device null1 nullb0 large_mixed_io "$PATH1"
 with_device brd2 ram0 large_mixed_io "$PATH1" "$PATH2"
 with_device mib2 nullb0 mib_io "$PATH1" "$PATH2"
+large0=$(cat "$LARGE_MRS")
+check "one large MR a path" large_mrs 1
+with_device mibo1 nullb0 mib_offset_io "$PATH1"
+check "large MRs a path back to $large0" large_mrs "$large0"
 
 check "nothing left mapped" not ls /sys/block/rnbd0
 check "unload rnbd and rtrs" rnbd_unload
