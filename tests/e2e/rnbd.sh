@@ -272,7 +272,8 @@ slow_dev() {
 # (Documentation/rtrs.rst, "Failover and chunks").  Each job reads back
 # and checks (crc32c) every block it wrote once its writes are done, so
 # the checks follow the drops closely and no job outlives them by much.
-# Needs a session of PATH1 and PATH2.
+# Beside them run 1 MiB jobs whose requests wait for a large MR
+# (slow_mib_jobs).  Needs a session of PATH1 and PATH2.
 #
 # The server disconnects its connections one by one, and the client's
 # teardown starts with the first: responses still arriving on the others
@@ -322,6 +323,22 @@ slow_jobs() {
 	echo "$i" >"$RTRS_TMP/slow-jobs"
 	figure "rnbd: slow disk: $i fio jobs of 2 MiB, $(wc -l <"$SLOW_FAILED") failed"
 }
+# slow_mib_jobs TAG DEV: beside slow_jobs, fio jobs of 1 MiB writes from
+# buffers 512 bytes into a page, read back with crc32c, on the disk's
+# next 8 MiB: with one large MR a path (the session is mapped with
+# large_mrs 1), most of them wait for it, parked, when path 1 drops, and
+# go to path 2 as requests never posted.
+slow_mib_jobs() {
+	local i=0
+	while [ ! -e "$SLOW_STOP" ]; do
+		i=$((i + 1))
+		fio_run "$1-slow-mib" --filename="/dev/$2" --rw=write --bs=1m \
+			--size=8m --offset=32m --iodepth=4 --iomem_align=512 \
+			--verify=crc32c >>"$SLOW_FAILED" ||
+			cp "$F/$1-slow-mib.out" "$F/$1-slow-mib-$i.out"
+	done
+	figure "rnbd: slow disk: $i fio jobs of 8 MiB in 1 MiB requests that need a large MR"
+}
 # packed_rsps TAG: responses the paths of session TAG had come packed with
 # others into one SEND (2.1, client's packed_rsps), for the figures.  The
 # server packs only responses that are ready while a pack it sent is in
@@ -340,17 +357,21 @@ no_slow_failure() {
 	[ "$(cat "$RTRS_TMP/slow-jobs")" -ge 1 ] || { echo "no fio job ran"; return 1; }
 }
 slow_failover_io() {
-	local cs=/sys/class/rtrs-client/$1 pid
+	local cs=/sys/class/rtrs-client/$1 pid mpid
 	rm -f "$SLOW_STOP"
 	: >"$SLOW_FAILED"
 	slow_jobs "$1" "$2" &
 	pid=$!
+	slow_mib_jobs "$1" "$2" &
+	mpid=$!
 	check "$1: server drops path 1 under fio writes" path_drops "$1"
 	touch "$SLOW_STOP"
-	wait "$pid"
+	wait "$pid" "$mpid"
 	check "$1: fio on the slow disk survives the failovers, every block read back as written" \
 		no_slow_failure
 	check "$1: requests in flight failed over" failed_over "$cs"
+	check "$1: 1 MiB requests waited for a large MR" \
+		stat_at_least "$1" large_waits 1
 	figure "rnbd: $1: $(packed_rsps "$1") responses came packed"
 	check "$1: quarantine over once path 1 is back" wait_for 30 quarantine_done "$1"
 }
@@ -417,7 +438,9 @@ check "no error from rtrs or rnbd in the kernel log" \
 	not eval "dmesg -l err,crit,alert,emerg | grep -i -E 'rtrs|rnbd'"
 # Paths dropped under IO log errors: after the check above.
 check "a slow null_blk, 50 ms a request" slow_dev
+check "one large MR a path, for the slow disk" large_mrs 1
 with_device slow2 nullb_slow slow_failover_io "$PATH1" "$PATH2"
+check "large MRs a path back to $large0, after the slow disk" large_mrs "$large0"
 # Last, as rnbd logs its device's disconnection as an error.
 with_device readd nullb0 readd_io "$PATH1" "$PATH2"
 check "unload rnbd and rtrs, shallow server" rnbd_unload
