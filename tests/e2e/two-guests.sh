@@ -197,11 +197,12 @@ memory_of_session() {
 # session and keeps it while any session uses it, whatever their count:
 # its pages are taken off the server's reading before it is shared out.
 # Measured (2026-12-07, 4 sessions, guests of one vCPU, so a connection 0
-# and one IO connection a path): client 9.4 MiB a session (5.9 of slab,
-# 4.5 of it rxe's page maps: one 4 KiB map for each of the 512 slots'
-# MRs, two for each of the path's 32 large ones, 8 KiB each with
-# KASAN's redzones; 1.4 of vmalloc, rxe's queues; the read buffers' 2
-# MiB of pages); server 0.8 MiB (0.8 of vmalloc, rxe's queues).  The
+# and one IO connection a path): client 7.8 to 9.4 MiB a session in two
+# runs (5.9 of slab, 4.5 of it rxe's page maps: one 4 KiB map for each
+# of the 512 slots' MRs, two for each of the path's 32 large ones, 8 KiB
+# each with KASAN's redzones; 1.4 of vmalloc, rxe's queues; the read
+# buffers' 2 MiB of pages); server 0.8 MiB (0.8 of vmalloc, rxe's
+# queues).  The
 # bounds fail on the client of before (13 MiB with slot MRs of 257
 # pages, two maps each; 30 MiB with queues of 32 SGEs and 8 KiB send
 # buffers), on a receive queue or chunks of the server's per session,
