@@ -259,12 +259,13 @@ static bool rtrs_clt_large_take(struct rtrs_clt_io_req *req, int count)
 	bool took = false;
 
 	spin_lock_irqsave(&large->lock, flags);
-	if (large->free) {
+	/* Not ahead of those parked: a kicker hands them the free ones. */
+	if (large->free && list_empty(&large->waiters)) {
 		req->mr = large->mrs[--large->free];
 		took = true;
 	} else {
 		req->count = count;
-		req->parked = true;
+		WRITE_ONCE(req->parked, true);
 		/* Before a kicker may find it. */
 		rtrs_clt_req_start(req);
 		list_add_tail(&req->large_entry, &large->waiters);
@@ -312,7 +313,7 @@ static void rtrs_clt_large_unpark(struct rtrs_clt_io_req *req)
 	spin_lock_irqsave(&large->lock, flags);
 	if (req->parked) {
 		list_del_init(&req->large_entry);
-		req->parked = false;
+		WRITE_ONCE(req->parked, false);
 	}
 	spin_unlock_irqrestore(&large->lock, flags);
 }
@@ -1063,6 +1064,18 @@ static int rtrs_clt_req_map(struct rtrs_clt_io_req *req)
 }
 
 /*
+ * Pages of 4 KiB the request's data spans in an MR: from the page of its
+ * first byte to that of its last, the entries between them mapping
+ * whole pages (any other list fails to map).
+ */
+static u32 rtrs_clt_req_pages(struct rtrs_clt_io_req *req)
+{
+	u64 first = sg_dma_address(req->sglist) & (SZ_4K - 1);
+
+	return DIV_ROUND_UP(first + req->data_len, SZ_4K);
+}
+
+/*
  * Map the @count mapped entries on the request's MR, or, when they span
  * more pages than its slot's MR maps, on a large MR of the path:
  * -EINPROGRESS when the request parked to wait for one, in flight.
@@ -1075,7 +1088,9 @@ static int rtrs_clt_req_map_mr(struct rtrs_clt_io_req *req, int count)
 	nr = ib_map_mr_sg(req->mr, req->sglist, count, NULL, SZ_4K);
 	if (nr == count)
 		return 0;
-	if (!path->large.nr || req->mr != req->slot_mr)
+	/* A large MR only for data too long, not for one that cannot map. */
+	if (!path->large.nr || req->mr != req->slot_mr ||
+	    rtrs_clt_req_pages(req) <= path->slot_pages)
 		return nr < 0 ? nr : -EINVAL;
 	this_cpu_inc(path->stats.pcpu->large_mrs);
 	if (!rtrs_clt_large_take(req, count)) {
@@ -1655,7 +1670,9 @@ static void rtrs_clt_large_kick(struct rtrs_clt_path *path)
 		req = list_first_entry(&large->waiters, struct rtrs_clt_io_req,
 				       large_entry);
 		list_del_init(&req->large_entry);
-		req->parked = false;
+		/* The watchdog sees it again, as a request posted now. */
+		WRITE_ONCE(req->sent_at, jiffies);
+		WRITE_ONCE(req->parked, false);
 		req->mr = large->mrs[--large->free];
 		spin_unlock_irqrestore(&large->lock, flags);
 		rtrs_clt_large_resume(req);
