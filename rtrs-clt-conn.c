@@ -78,7 +78,7 @@ MODULE_PARM_DESC(packed_rsps,
 static unsigned int rtrs_clt_large_mrs = RTRS_CLT_LARGE_MRS;
 module_param_named(large_mrs, rtrs_clt_large_mrs, uint, 0644);
 MODULE_PARM_DESC(large_mrs,
-		 "2.1: MRs per path for requests whose data spans more than 256 pages, each slot's MR mapping 256; 0 for slot MRs that map every request; for paths that connect after a change (default 32)");
+		 "2.1: MRs per path for requests whose data spans more than 256 pages, each slot's MR mapping 256 (255 on rxe); 0 for slot MRs that map every request; for paths that connect after a change (default 32)");
 
 /*
  * Send queue entries a READ takes: REG_MR (after a LOCAL_INV where local

@@ -1076,8 +1076,9 @@ static u32 rtrs_clt_req_pages(struct rtrs_clt_io_req *req)
 }
 
 /*
- * Map the @count mapped entries on the request's MR, or, when they span
- * more pages than its slot's MR maps, on a large MR of the path:
+ * Map the @count mapped entries on the request's MR: its slot's, or,
+ * when they span more pages than that one maps, a large MR of the path
+ * (one a parked request was handed already, or one taken now):
  * -EINPROGRESS when the request parked to wait for one, in flight.
  */
 static int rtrs_clt_req_map_mr(struct rtrs_clt_io_req *req, int count)
@@ -1085,17 +1086,13 @@ static int rtrs_clt_req_map_mr(struct rtrs_clt_io_req *req, int count)
 	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
 	int nr;
 
-	nr = ib_map_mr_sg(req->mr, req->sglist, count, NULL, SZ_4K);
-	if (nr == count)
-		return 0;
-	/* A large MR only for data too long, not for one that cannot map. */
-	if (!path->large.nr || req->mr != req->slot_mr ||
-	    rtrs_clt_req_pages(req) <= path->slot_pages)
-		return nr < 0 ? nr : -EINVAL;
-	this_cpu_inc(path->stats.pcpu->large_mrs);
-	if (!rtrs_clt_large_take(req, count)) {
-		this_cpu_inc(path->stats.pcpu->large_waits);
-		return -EINPROGRESS;
+	if (path->large.nr && req->mr == req->slot_mr &&
+	    rtrs_clt_req_pages(req) > path->slot_pages) {
+		this_cpu_inc(path->stats.pcpu->large_mrs);
+		if (!rtrs_clt_large_take(req, count)) {
+			this_cpu_inc(path->stats.pcpu->large_waits);
+			return -EINPROGRESS;
+		}
 	}
 	nr = ib_map_mr_sg(req->mr, req->sglist, count, NULL, SZ_4K);
 	if (nr == count)

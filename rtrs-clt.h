@@ -194,7 +194,7 @@ enum rtrs_clt_mp_policy {
  * @read_bufs: READ requests of those sent as 2.1 READ_BUF
  * @packed_rsps: responses that came packed with others into one SEND
  * @unsig_sends: 2.1 requests whose SEND went unsignaled
- * @large_mrs: requests that took one of the path's large MRs
+ * @large_mrs: requests that needed one of the path's large MRs
  * @large_waits: requests of those that waited for one, all in use
  */
 struct rtrs_clt_cpu_stats {
