@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
 #
-# Scenario (test kernel, two guests joined by a QEMU socket netdev): rxe on
-# each side's NIC, and RDMA traffic between the guests: rping over RDMA CM,
-# a perftest RDMA WRITE bandwidth run, and sessions of our client to our
-# server over IPv6 with their data checked.  RTRS_ROLE says which side
-# this is.
+# Scenario (test kernel, or a stock one; two guests joined by a QEMU
+# socket netdev): rxe on each side's NIC, and RDMA traffic between the
+# guests: rping over RDMA CM, a perftest RDMA WRITE bandwidth run, and
+# sessions of our client to our server over IPv6 with their data checked.
+# RTRS_ROLE says which side this is.
 
 SERVER=203.0.113.1
 CLIENT=203.0.113.2
@@ -18,6 +18,10 @@ client) me=$CLIENT ;;
 *) fail "role" "RTRS_ROLE is '$RTRS_ROLE'"; exit 1 ;;
 esac
 
+# virtio_net is built into the test kernel, a module of the stock ones:
+# the scenario runs on either.
+modprobe virtio_net
+wait_for 10 test -d /sys/class/net/eth0
 ip addr add "$me/24" dev eth0
 case "$RTRS_ROLE" in
 server) ip addr add "$SERVER6/64" dev eth0 nodad ;;
