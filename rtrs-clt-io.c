@@ -469,6 +469,7 @@ static void rtrs_clt_req_complete(struct rtrs_clt_io_req *req)
 	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
 
 	trace_rtrs_clt_complete(req, req - path->reqs);
+	req->done_at = jiffies;
 	rtrs_clt_req_unmap(req);
 	rtrs_clt_req_release(req);
 	/* Before the user may send with the permit again. */
@@ -698,6 +699,37 @@ static struct rtrs_clt_io_req *rtrs_clt_rsp_req(struct rtrs_clt_con *con,
 	return req;
 }
 
+/* Milliseconds since @t, in jiffies, or 0 for never. */
+static unsigned int rtrs_clt_ms_since(unsigned long t)
+{
+	return t ? jiffies_to_msecs(jiffies - t) : 0;
+}
+
+/*
+ * A response for @msg_id found no request waiting for it: a protocol
+ * error that closes the path.  What the slot holds goes to the log with
+ * it, to tell a late or repeated response (the slot's request done, or
+ * answered) from one that names an id never sent.
+ */
+static void rtrs_clt_stray_rsp(struct rtrs_clt_con *con, u32 val, u32 msg_id)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	struct rtrs_clt_io_req *req;
+
+	if (msg_id < path->lim.queue_depth && !rtrs_clt_con_failing(con)) {
+		req = &path->reqs[msg_id];
+		pr_err_ratelimited("%s: connection %u: id %u: in flight %d on connection %d, answered %d, parked %d; sent %u ms ago, done %u ms ago\n",
+				   path->s.sessname, con->c.cid, msg_id,
+				   READ_ONCE(req->in_use),
+				   req->con ? (int)req->con->c.cid : -1,
+				   req->responded, READ_ONCE(req->parked),
+				   rtrs_clt_ms_since(READ_ONCE(req->sent_at)),
+				   rtrs_clt_ms_since(req->done_at));
+	}
+	/* tests/e2e/hostile.sh matches this reason: keep it. */
+	rtrs_clt_proto_error(con, "answer to no request", val);
+}
+
 /*
  * The server responded to @req; its MR (a READ's, or a 2.1 WRITE's that
  * did not go inline) is invalidated before completing, unless the server
@@ -747,14 +779,13 @@ static int rtrs_clt_io_rsp(struct rtrs_clt_con *con, u32 imm)
 {
 	struct rtrs_clt_path *path = to_clt_path(con->c.path);
 	struct rtrs_clt_io_req *req = NULL;
-	u32 msg_id;
+	u32 msg_id = U32_MAX;
 	int errno;
 
 	if (!rtrs_clt_check_io_rsp(imm, path->lim.queue_depth, &msg_id, &errno))
 		req = rtrs_clt_rsp_req(con, msg_id);
 	if (!req) {
-		/* tests/e2e/hostile.sh matches this reason: keep it. */
-		rtrs_clt_proto_error(con, "answer to no request", imm);
+		rtrs_clt_stray_rsp(con, imm, msg_id);
 		return -EPROTO;
 	}
 	rtrs_clt_req_responded(req, errno,
@@ -792,15 +823,14 @@ static int rtrs_clt_read_buf_rsp(struct rtrs_clt_con *con, u32 imm, u32 len)
 {
 	struct rtrs_clt_path *path = to_clt_path(con->c.path);
 	struct rtrs_clt_io_req *req = NULL;
-	u32 msg_id = 0;
+	u32 msg_id = U32_MAX;
 	int errno = 0;
 
 	if (rtrs_imm_type(imm) == RTRS_IO_RSP_IMM &&
 	    !rtrs_clt_check_io_rsp(imm, path->lim.queue_depth, &msg_id, &errno))
 		req = rtrs_clt_rsp_req(con, msg_id);
 	if (!req || !req->read_buf) {
-		/* tests/e2e/hostile.sh matches this reason: keep it. */
-		rtrs_clt_proto_error(con, "answer to no request", imm);
+		rtrs_clt_stray_rsp(con, imm, msg_id);
 		return -EPROTO;
 	}
 	if (len != (errno ? 0 : req->data_len)) {
@@ -933,8 +963,7 @@ static int rtrs_clt_one_rsp_2_1(struct rtrs_clt_con *con,
 	struct rtrs_clt_io_req *req = rtrs_clt_rsp_req(con, msg_id);
 
 	if (!req) {
-		/* tests/e2e/hostile.sh matches this reason: keep it. */
-		rtrs_clt_proto_error(con, "answer to no request", msg_id);
+		rtrs_clt_stray_rsp(con, msg_id, msg_id);
 		return -EPROTO;
 	}
 	/* A READ_BUF's response comes with its data, as an immediate. */

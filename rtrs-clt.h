@@ -361,6 +361,8 @@ struct rtrs_clt_con {
  * @priv: the user's pointer for @conf
  * @conf: the user's completion callback
  * @sent_at: jiffies when the request was posted
+ * @done_at: jiffies when the slot's last request completed, for the log of
+ *	a response that finds no request (rtrs_clt_stray_rsp())
  * @status: result reported to @conf
  * @pending: completions still awaited: the response, the completion of the
  *	request's write or SEND when signaled and, once posted, of the
@@ -408,6 +410,7 @@ struct rtrs_clt_io_req {
 	void			*priv;
 	void			(*conf)(void *priv, int err);
 	unsigned long		sent_at;
+	unsigned long		done_at;
 	int			status;
 	unsigned int		pending;
 	u32			sq_wrs;

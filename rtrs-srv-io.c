@@ -834,6 +834,8 @@ static void rtrs_srv_post_rsp(struct rtrs_srv_con *con,
 	struct ib_send_wr *first = NULL, **tail = &first;
 	int err;
 
+	/* Responded to twice, or after the path dropped it. */
+	WARN_ON_ONCE(!test_bit(0, &op->busy));
 	if (op->type) {
 		rtrs_srv_post_rsp_2_1(con, op, status);
 		return;
