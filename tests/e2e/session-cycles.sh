@@ -203,11 +203,21 @@ hold_sessions() {
 		{ echo "$ok of $1 sessions got their data back"; return 1; }
 }
 
+# rxe_retries: the retransmissions of the pair's two ends (rxe0 the
+# client's, rxe1 the server's) and the duplicate packets each dropped.
+rxe_retries() {
+	echo "$(rxe_counter rxe0 completer_retry_err)" \
+		"$(rxe_counter rxe1 completer_retry_err)" \
+		"$(rxe_counter rxe0 duplicate_request)" \
+		"$(rxe_counter rxe1 duplicate_request)"
+}
+
 # many_open: memory with no session (free0...), with one held (free1...)
 # and with MANY held (free2...), kept in MANY_STATE with the pool's
 # blocks before (pool0) and with the MANY (pool2).  The MANY stay open.
 many_open() {
 	local free0 slab0 vm0 free1 slab1 vm1 free2 slab2 vm2 pool0 pool2 open_ms
+	local r0 r1
 
 	: >"$MANY_STATE"
 	# A first round of MANY makes what outlives it: the CQs of the
@@ -223,7 +233,14 @@ many_open() {
 	hold_sessions 1 || return 1
 	mem_snapshot free1 slab1 vm1 || return 1
 	rmmod rtrs-test-cycles && wait_for 30 no_server_session || return 1
+	read -ra r0 < <(rxe_retries)
 	hold_sessions "$MANY" || return 1
+	read -ra r1 < <(rxe_retries)
+	# Retransmissions are normal on a busy host; the figure tells what
+	# the IO of the MANY met, for a run whose checks below fail.
+	figure "rxe during the $MANY's IO: retransmissions client" \
+		"$((r1[0] - r0[0])), server $((r1[1] - r0[1])); duplicate packets" \
+		"dropped by the client $((r1[2] - r0[2])), by the server $((r1[3] - r0[3]))"
 	open_ms=$(($(cat /sys/module/rtrs_test_cycles/parameters/open_us) / 1000))
 	pool2=$(pool_usage allocated)
 	mem_snapshot free2 slab2 vm2 || return 1
