@@ -14,6 +14,7 @@
 #    own data at the same time as the others: the server's data memory
 #    stays within its buffer pool and its one shared receive queue, what
 #    each added session costs, and that closing them gives it back;
+#  - a request the test client gives up on: the session closes with it;
 #  - $RTRS_CYCLES open/IO/close cycles (default 1000) against the same
 #    server, so that a cycle costs the connections and not 64 MiB of
 #    chunks; no memory may stay behind, and guest-init.sh's kmemleak scan
@@ -355,6 +356,29 @@ many_close() {
 		{ echo "closing left $((free0 - free3)) KiB > $ONE_CLOSE_SLACK KiB + pool $kept KiB"; return 1; }
 }
 
+# abandoned: the test client gives up on a request the test server holds
+# (gather holds it up to 1 s, the client waits 200 ms): its load fails
+# with -ETIMEDOUT and it closes the session before it goes, so that the
+# request's late completion does not call into a module that is gone.
+abandoned() {
+	local p=/sys/module/rtrs_test_srv/parameters out err=0
+
+	echo 2 >"$p/gather" || return 1
+	out=$(insmod "$b/tests/user/rtrs-test-cycles.ko" cycles=1 timeout_ms=200 2>&1) &&
+		{ rmmod rtrs-test-cycles; err=1; }
+	echo 0 >"$p/gather" || return 1
+	[ "$err" -eq 0 ] || { echo "the load did not fail"; return 1; }
+	case $out in
+	*"timed out"*) ;;
+	*) echo "the load failed otherwise: $out"; return 1 ;;
+	esac
+	wait_for 30 no_server_session || return 1
+	# Past the server's hold: a completion into the module would oops now.
+	sleep 2
+	[ "$(cat "$p/held_now")" -eq 0 ] ||
+		{ echo "the server still holds $(cat "$p/held_now") requests"; return 1; }
+}
+
 check "veth pair with rxe on both ends" topology_pair
 on_new_pair 1 "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0
 modprobe -a ib_core rdma_cm
@@ -373,6 +397,7 @@ check "the pool under the $MANY, read" many_pool
 check "one shared receive queue for the $MANY" many_srq
 check "memory of each session beyond the first" many_memory
 check "closing the $MANY gives their memory back" many_close
+check "a request the test client gave up on ends with its session" abandoned
 check "$cycles open/IO/close cycles leave no memory behind" \
 	open_close_cycles "$cycles"
 check "unload the servers" unload_server

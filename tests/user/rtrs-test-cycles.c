@@ -13,11 +13,13 @@
  *   io_size=N		bytes of each IO
  *   cycles=N		open, IO, close that many sessions this many times
  *   hold=1		then open that many more and keep them until unload
+ *   timeout_ms=N	how long the requests of one round may take
  *
  * What it measured is in /sys/module/rtrs_test_cycles/parameters/.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/errno.h>
 #include <linux/jiffies.h>
@@ -33,9 +35,6 @@
 
 #include "rtrs.h"
 #include "rtrs-test.h"
-
-/* How long the requests of one round, all sessions together, may take. */
-#define TEST_TIMEOUT	(30 * HZ)
 
 static char *server = "ip:192.0.2.1@ip:192.0.2.2";
 module_param(server, charp, 0444);
@@ -61,6 +60,10 @@ static uint io_size = 4096;
 module_param(io_size, uint, 0444);
 MODULE_PARM_DESC(io_size, "bytes each session writes and reads back in a cycle (default 4096)");
 
+static uint timeout_ms = 30000;
+module_param(timeout_ms, uint, 0444);
+MODULE_PARM_DESC(timeout_ms, "how long the requests of a round, all sessions together, may take (default 30000)");
+
 static ulong open_us;
 module_param(open_us, ulong, 0444);
 MODULE_PARM_DESC(open_us, "microseconds spent in rtrs_clt_open() over all cycles");
@@ -73,16 +76,27 @@ static uint verified;
 module_param(verified, uint, 0444);
 MODULE_PARM_DESC(verified, "sessions of the last round (the held one with hold=1) whose data came back as written");
 
+/* What became of a request: whoever moves it from TEST_REQ_OUT owns it. */
+enum {
+	TEST_REQ_OUT,		/* in flight, its waiter waits */
+	TEST_REQ_DONE,		/* completed; its waiter frees it */
+	TEST_REQ_ABANDONED,	/* its waiter gave up; test_conf() frees it */
+};
+
 /**
  * struct test_req - a request in flight
  * @done: completed by test_conf()
+ * @state: TEST_REQ_OUT, _DONE or _ABANDONED
  * @err: the request's errno, set by test_conf()
+ * @clt: its session
  * @permit: the permit it holds
  * @sg: its data, which the client maps until the request completes
  */
 struct test_req {
 	struct completion	done;
+	atomic_t		state;
 	int			err;
+	struct rtrs_clt_sess	*clt;
 	struct rtrs_permit	*permit;
 	struct scatterlist	sg;
 };
@@ -95,8 +109,10 @@ struct test_req {
  * @in: the data it reads back
  * @off: where in the server's store its data goes
  *
- * A request that never completed keeps @req, @out, @in and its permit,
- * and its session stays open: a round that leaves one fails the load.
+ * A request that does not complete in time is abandoned to test_conf(),
+ * but the client may still use @out or @in until it calls test_conf():
+ * they are freed only after the session is closed, and rtrs_clt_close()
+ * returns only once every request has completed and put its permit.
  */
 struct test_sess {
 	struct rtrs_clt_sess	*clt;
@@ -121,12 +137,24 @@ struct test_set {
 /* The round kept open by hold=1. */
 static struct test_set *held;
 
+/*
+ * The request completed.  If its waiter gave up on it, nobody else will
+ * free it: put its permit last, as rtrs_clt_close() of its session waits
+ * for that, and the module may go right after.
+ */
 static void test_conf(void *priv, int err)
 {
 	struct test_req *req = priv;
+	struct rtrs_clt_sess *clt = req->clt;
+	struct rtrs_permit *permit = req->permit;
 
 	req->err = err;
-	complete(&req->done);
+	if (atomic_xchg(&req->state, TEST_REQ_DONE) == TEST_REQ_OUT) {
+		complete(&req->done);
+		return;
+	}
+	kfree(req);
+	rtrs_clt_put_permit(clt, permit);
 }
 
 static void test_link_ev(void *priv, enum rtrs_clt_link_ev ev)
@@ -168,6 +196,8 @@ static int test_req_start(struct test_sess *s, int dir, enum rtrs_test_op op,
 	if (!req)
 		return -ENOMEM;
 	init_completion(&req->done);
+	atomic_set(&req->state, TEST_REQ_OUT);
+	req->clt = s->clt;
 	sg_init_one(&req->sg, buf, io_size);
 	req->permit = rtrs_clt_get_permit(s->clt, RTRS_IO_CON, RTRS_PERMIT_WAIT);
 	if (!req->permit) {
@@ -190,7 +220,8 @@ static int test_req_start(struct test_sess *s, int dir, enum rtrs_test_op op,
 
 /*
  * Wait until @deadline for the request of @s; return its errno.  One
- * that never completed stays with @s (-ETIMEDOUT).
+ * that has not completed by then is abandoned to test_conf()
+ * (-ETIMEDOUT).
  */
 static int test_req_wait(struct test_sess *s, unsigned long deadline)
 {
@@ -198,8 +229,15 @@ static int test_req_wait(struct test_sess *s, unsigned long deadline)
 	long left = max_t(long, (long)(deadline - jiffies), 1);
 	int err;
 
-	if (!wait_for_completion_timeout(&req->done, left))
-		return -ETIMEDOUT;
+	if (!wait_for_completion_timeout(&req->done, left)) {
+		if (atomic_xchg(&req->state, TEST_REQ_ABANDONED) ==
+		    TEST_REQ_OUT) {
+			s->req = NULL;
+			return -ETIMEDOUT;
+		}
+		/* It completed just now: wait until test_conf() is done. */
+		wait_for_completion(&req->done);
+	}
 	err = req->err;
 	rtrs_clt_put_permit(s->clt, req->permit);
 	kfree(req);
@@ -227,7 +265,7 @@ static int test_set_io(struct test_set *set, int dir, enum rtrs_test_op op)
 			break;
 		}
 	}
-	deadline = jiffies + TEST_TIMEOUT;
+	deadline = jiffies + msecs_to_jiffies(timeout_ms);
 	for (i = 0; i < sent; i++) {
 		ret = test_req_wait(&set->sess[i], deadline);
 		if (ret)
@@ -299,7 +337,10 @@ static int test_set_open(struct test_set *set)
 	return 0;
 }
 
-/* Close the open sessions of @set, but for those with a request out. */
+/*
+ * Close the open sessions of @set.  This waits for the requests its waiters
+ * abandoned: rtrs_clt_close() completes them (-ECONNABORTED if still out).
+ */
 static void test_set_close(struct test_set *set)
 {
 	struct test_sess *s;
@@ -308,7 +349,7 @@ static void test_set_close(struct test_set *set)
 
 	for (i = 0; i < set->nr; i++) {
 		s = &set->sess[i];
-		if (!s->clt || s->req)
+		if (!s->clt)
 			continue;
 		t0 = ktime_get();
 		rtrs_clt_close(s->clt);
@@ -317,10 +358,7 @@ static void test_set_close(struct test_set *set)
 	}
 }
 
-/*
- * Free @set and the buffers of its sessions, closed before; a session
- * with a request out keeps its buffers (see &struct test_sess).
- */
+/* Free @set and the buffers of its sessions, closed before. */
 static void test_set_free(struct test_set *set)
 {
 	struct test_sess *s;
@@ -328,8 +366,6 @@ static void test_set_free(struct test_set *set)
 
 	for (i = 0; i < set->nr; i++) {
 		s = &set->sess[i];
-		if (s->req)
-			continue;
 		kfree(s->in);
 		kfree(s->out);
 	}
