@@ -317,6 +317,8 @@ static void rtrs_clt_con_fill_req(struct rtrs_clt_con *con,
 		      READ_ONCE(rtrs_clt_packed_rsps);
 	if (con->packed)
 		msg->flags |= RTRS_CONN_REQ_PACKED_RSP;
+	if (path->max_minor >= RTRS_PROTO_MINOR_2_1)
+		msg->flags |= RTRS_CONN_REQ_MSG_TAGS;
 }
 
 static int rtrs_clt_con_route_resolved(struct rtrs_clt_con *con)
@@ -423,11 +425,12 @@ static int rtrs_clt_con_check_rsp(struct rtrs_clt_con *con,
 
 	/*
 	 * Connections after the first must offer the first one's depth and
-	 * speak its version.
+	 * speak its version, with its flags.
 	 */
 	err = rtrs_clt_check_conn_rsp(msg, len, path->max_minor,
 				      con->c.cid ? path->lim.queue_depth : 0, &lim);
-	if (!err && con->c.cid && lim.version != path->lim.version)
+	if (!err && con->c.cid && (lim.version != path->lim.version ||
+				   lim.flags != path->lim.flags))
 		err = -EPROTO;
 	if (err) {
 		pr_err_ratelimited("%s: connection %u: bad connection response: %pe\n",

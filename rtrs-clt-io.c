@@ -699,6 +699,61 @@ static struct rtrs_clt_io_req *rtrs_clt_rsp_req(struct rtrs_clt_con *con,
 	return req;
 }
 
+/*
+ * 2.1: the request that the response of @msg_id answers, on a path that
+ * may tag message ids; its tag is @tag_bits wide (%RTRS_MSG_TAG_BITS in a
+ * SEND, %RTRS_IMM_TAG_BITS in an immediate).  NULL when none waits for
+ * it; then *@stale says whether it is a copy of a response already taken
+ * (one of the slot's earlier requests' within half the tag's range, or
+ * one more of its last request's, which is done or answered): such a
+ * copy is dropped, anything else is a lie that closes the path.
+ */
+static struct rtrs_clt_io_req *rtrs_clt_rsp_req_2_1(struct rtrs_clt_con *con,
+						    u32 msg_id,
+						    unsigned int tag_bits,
+						    bool *stale)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	u32 slot = rtrs_msg_slot(msg_id);
+	struct rtrs_clt_io_req *req;
+	bool in_use;
+	int age;
+
+	*stale = false;
+	if (!rtrs_clt_lim_tags(&path->lim))
+		return rtrs_clt_rsp_req(con, msg_id);
+	if (slot >= path->lim.queue_depth)
+		return NULL;
+	req = &path->reqs[slot];
+	/*
+	 * One read of in_use decides: pairs with the release in
+	 * rtrs_clt_req_start(), after which the tag of a new request of the
+	 * slot, set before it (rtrs_clt_req_init()), is seen.
+	 */
+	in_use = smp_load_acquire(&req->in_use);
+	age = rtrs_msg_tag_age(READ_ONCE(req->tag), rtrs_msg_tag(msg_id),
+			       tag_bits);
+	if (age < 0)
+		return NULL;
+	if (age > 0 || !in_use || req->responded) {
+		*stale = true;
+		return NULL;
+	}
+	if (req->con != con || READ_ONCE(req->parked))
+		return NULL;
+	return req;
+}
+
+/* 2.1: drop @msg_id's response, a copy of one already taken. */
+static void rtrs_clt_stale_rsp(struct rtrs_clt_con *con, u32 msg_id)
+{
+	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+
+	this_cpu_inc(path->stats.pcpu->stale_rsps);
+	pr_debug("%s: connection %u: dropped a copy of the response of 0x%x\n",
+		 path->s.sessname, con->c.cid, msg_id);
+}
+
 /* Milliseconds since @t, in jiffies, or 0 for never. */
 static unsigned int rtrs_clt_ms_since(unsigned long t)
 {
@@ -718,11 +773,12 @@ static void rtrs_clt_stray_rsp(struct rtrs_clt_con *con, u32 val, u32 msg_id)
 
 	if (msg_id < path->lim.queue_depth && !rtrs_clt_con_failing(con)) {
 		req = &path->reqs[msg_id];
-		pr_err_ratelimited("%s: connection %u: id %u: in flight %d on connection %d, answered %d, parked %d; sent %u ms ago, done %u ms ago\n",
+		pr_err_ratelimited("%s: connection %u: id %u: in flight %d on connection %d, answered %d, parked %d, tag %u; sent %u ms ago, done %u ms ago\n",
 				   path->s.sessname, con->c.cid, msg_id,
 				   READ_ONCE(req->in_use),
 				   req->con ? (int)req->con->c.cid : -1,
 				   req->responded, READ_ONCE(req->parked),
+				   READ_ONCE(req->tag),
 				   rtrs_clt_ms_since(READ_ONCE(req->sent_at)),
 				   rtrs_clt_ms_since(req->done_at));
 	}
@@ -822,15 +878,23 @@ static bool rtrs_clt_read_buf_copy(struct rtrs_clt_io_req *req)
 static int rtrs_clt_read_buf_rsp(struct rtrs_clt_con *con, u32 imm, u32 len)
 {
 	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	u32 ids = rtrs_clt_lim_tags(&path->lim) ? RTRS_IMM_MSG_ID_MASK + 1 :
+		  path->lim.queue_depth;
 	struct rtrs_clt_io_req *req = NULL;
 	u32 msg_id = U32_MAX;
+	bool stale = false;
 	int errno = 0;
 
 	if (rtrs_imm_type(imm) == RTRS_IO_RSP_IMM &&
-	    !rtrs_clt_check_io_rsp(imm, path->lim.queue_depth, &msg_id, &errno))
-		req = rtrs_clt_rsp_req(con, msg_id);
+	    !rtrs_clt_check_io_rsp(imm, ids, &msg_id, &errno))
+		req = rtrs_clt_rsp_req_2_1(con, msg_id, RTRS_IMM_TAG_BITS,
+					   &stale);
+	if (stale) {
+		rtrs_clt_stale_rsp(con, imm);
+		return 0;
+	}
 	if (!req || !req->read_buf) {
-		rtrs_clt_stray_rsp(con, imm, msg_id);
+		rtrs_clt_stray_rsp(con, imm, rtrs_msg_slot(msg_id));
 		return -EPROTO;
 	}
 	if (len != (errno ? 0 : req->data_len)) {
@@ -960,10 +1024,16 @@ static int rtrs_clt_one_rsp_2_1(struct rtrs_clt_con *con,
 				struct ib_wc *wc)
 {
 	u32 msg_id = le32_to_cpu(msg->msg_id);
-	struct rtrs_clt_io_req *req = rtrs_clt_rsp_req(con, msg_id);
+	struct rtrs_clt_io_req *req;
+	bool stale;
 
+	req = rtrs_clt_rsp_req_2_1(con, msg_id, RTRS_MSG_TAG_BITS, &stale);
+	if (stale) {
+		rtrs_clt_stale_rsp(con, msg_id);
+		return 0;
+	}
 	if (!req) {
-		rtrs_clt_stray_rsp(con, msg_id, msg_id);
+		rtrs_clt_stray_rsp(con, msg_id, rtrs_msg_slot(msg_id));
 		return -EPROTO;
 	}
 	/* A READ_BUF's response comes with its data, as an immediate. */
@@ -991,7 +1061,8 @@ static int rtrs_clt_io_rsp_2_1(struct rtrs_clt_con *con, struct rtrs_iu *iu,
 	n = rtrs_clt_check_io_rsps_2_1(iu->buf, wc->byte_len,
 				       con->packed ? RTRS_IO_RSP_PACK_MAX : 1,
 				       wc->wc_flags & IB_WC_WITH_INVALIDATE,
-				       path->lim.queue_depth);
+				       path->lim.queue_depth,
+				       rtrs_clt_lim_tags(&path->lim));
 	if (n < 0) {
 		rtrs_clt_proto_error(con, "malformed response",
 				     le32_to_cpup(iu->buf));
@@ -1193,6 +1264,20 @@ static int rtrs_clt_req_direct_sges(struct rtrs_clt_io_req *req,
 		total += sg_dma_len(sg);
 	}
 	return total == req->data_len ? 0 : -EINVAL;
+}
+
+/*
+ * 2.1: the message id of @req: its slot, and on a path that tags message
+ * ids, the slot's count of requests (rtrs_msg_id()).
+ */
+static __le32 rtrs_clt_msg_id(struct rtrs_clt_io_req *req)
+{
+	struct rtrs_clt_path *path = to_clt_path(req->con->c.path);
+	u32 slot = req - path->reqs;
+
+	if (!rtrs_clt_lim_tags(&path->lim))
+		return cpu_to_le32(slot);
+	return cpu_to_le32(rtrs_msg_id(slot, req->tag));
 }
 
 /*
@@ -1439,7 +1524,7 @@ static int rtrs_clt_io_req(struct rtrs_clt_io_req *req, int count)
 
 	msg->type = cpu_to_le16(read ? RTRS_MSG_READ_REQ : RTRS_MSG_WRITE_REQ);
 	msg->usr_len = cpu_to_le16(req->usr_len);
-	msg->msg_id = cpu_to_le32(req->permit->mem_id);
+	msg->msg_id = rtrs_clt_msg_id(req);
 	memset(&msg->desc, 0, sizeof(msg->desc));
 	if (count) {
 		err = rtrs_clt_req_reg(req, count, read ?
@@ -1487,7 +1572,7 @@ static int rtrs_clt_read_buf_req(struct rtrs_clt_io_req *req)
 
 	msg->type = cpu_to_le16(RTRS_MSG_READ_BUF);
 	msg->usr_len = cpu_to_le16(req->usr_len);
-	msg->msg_id = cpu_to_le32(req->permit->mem_id);
+	msg->msg_id = rtrs_clt_msg_id(req);
 	msg->desc.addr = cpu_to_le64(path->rd.mr->iova +
 				     slot * RTRS_CLT_READ_BUF);
 	msg->desc.key = cpu_to_le32(path->rd.mr->rkey);
@@ -1511,7 +1596,7 @@ static int rtrs_clt_write_inline(struct rtrs_clt_io_req *req, int count)
 
 	msg->type = cpu_to_le16(RTRS_MSG_WRITE_INLINE);
 	msg->usr_len = cpu_to_le16(req->usr_len);
-	msg->msg_id = cpu_to_le32(req->permit->mem_id);
+	msg->msg_id = rtrs_clt_msg_id(req);
 	msg->data_len = cpu_to_le32(req->data_len);
 	memset(req->iu->buf + used, 0, hdr_len - used);
 
@@ -1593,6 +1678,13 @@ static void rtrs_clt_req_init(struct rtrs_clt_io_req *req,
 	 */
 	req->pending = 2;
 	req->responded = false;
+	/*
+	 * The slot's count of requests, which tags the message id on a 2.1
+	 * path that agreed on tags.  Read by responses to its earlier
+	 * requests (rtrs_clt_rsp_req_2_1()).  Once it has wrapped, it
+	 * stays above 2^16, where the tag's whole window counts.
+	 */
+	WRITE_ONCE(req->tag, req->tag + 1 ?: BIT(RTRS_MSG_TAG_BITS));
 	req->mr_valid = false;
 	req->read_buf = false;
 	req->sq_wrs = 0;

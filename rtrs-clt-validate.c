@@ -76,13 +76,15 @@ static int rtrs_clt_check_conn_rsp_2_1(const struct rtrs_msg_conn_rsp_2_1 *msg,
 				       size_t len, u32 queue_depth,
 				       struct rtrs_clt_limits *lim)
 {
-	u32 qd, io, hdr, inl, rdb = 0;
+	u32 qd, io, hdr, inl, rdb = 0, flags = 0;
 
-	/* A server of an earlier 2.1 build sends no max_read_buf. */
+	/* Servers of earlier 2.1 builds send no max_read_buf, or no flags. */
 	if (len < offsetofend(typeof(*msg), max_inline_size))
 		return -EMSGSIZE;
-	if (len >= sizeof(*msg))
+	if (len >= offsetofend(typeof(*msg), max_read_buf))
 		rdb = le32_to_cpu(msg->max_read_buf);
+	if (len >= offsetofend(typeof(*msg), flags))
+		flags = le32_to_cpu(msg->flags) & RTRS_CONN_RSP_MSG_TAGS;
 	if (msg->errno)
 		return -EREMOTEIO;
 
@@ -106,7 +108,7 @@ static int rtrs_clt_check_conn_rsp_2_1(const struct rtrs_msg_conn_rsp_2_1 *msg,
 	lim->max_read_buf = min(rdb, io);
 	lim->chunk_size = 0;
 	lim->off_bits = 0;
-	lim->flags = 0;
+	lim->flags = flags;
 	return 0;
 }
 
@@ -136,8 +138,9 @@ static int rtrs_clt_check_conn_rsp_2_1(const struct rtrs_msg_conn_rsp_2_1 *msg,
  * room must hold struct rtrs_msg_io_req and be at most
  * %RTRS_CLT_MAX_HDR_SIZE, and the inline size (0: no inline WRITE) at
  * most the IO size.  A response without max_read_buf (20 bytes) takes no
- * READ_BUF; a max_read_buf beyond the IO size counts as the IO size.
- * @lim gets no chunk size, offset bits or flags.
+ * READ_BUF; a max_read_buf beyond the IO size counts as the IO size.  A
+ * response without flags (24 bytes) has none; flags unknown to the client
+ * are ignored.  @lim gets no chunk size or offset bits.
  *
  * Return: 0 with @lim filled; -EMSGSIZE, -EPROTO, -EPROTONOSUPPORT,
  * -EREMOTEIO or -ERANGE.
@@ -321,6 +324,7 @@ int rtrs_clt_check_rkey_rsp(const void *buf, size_t len, u32 imm,
  *	the connection asked for packed responses, else 1
  * @inval: the SEND invalidated a memory region
  * @queue_depth: requests of the path
+ * @tags: the path tags its message ids (%RTRS_CONN_RSP_MSG_TAGS)
  *
  * A SEND brings 1 to @max struct rtrs_msg_io_rsp back to back, each
  * checked by rtrs_clt_check_io_rsp_2_1(); one that invalidates brings one.
@@ -330,7 +334,7 @@ int rtrs_clt_check_rkey_rsp(const void *buf, size_t len, u32 imm,
  * than one, else the first error of a response's check.
  */
 int rtrs_clt_check_io_rsps_2_1(const void *buf, size_t len, u32 max,
-			       bool inval, u32 queue_depth)
+			       bool inval, u32 queue_depth, bool tags)
 {
 	const size_t sz = sizeof(struct rtrs_msg_io_rsp);
 	u32 i, n = len / sz, msg_id;
@@ -342,7 +346,7 @@ int rtrs_clt_check_io_rsps_2_1(const void *buf, size_t len, u32 max,
 		return -EPROTO;
 	for (i = 0; i < n; i++) {
 		err = rtrs_clt_check_io_rsp_2_1(buf + i * sz, sz, queue_depth,
-						&msg_id, &errno);
+						tags, &msg_id, &errno);
 		if (err)
 			return err;
 	}
@@ -354,19 +358,22 @@ int rtrs_clt_check_io_rsps_2_1(const void *buf, size_t len, u32 max,
  * @buf: the received message
  * @len: bytes received
  * @queue_depth: requests of the path
- * @msg_id: where the id of the request responded to goes
+ * @tags: the path tags its message ids (%RTRS_CONN_RSP_MSG_TAGS)
+ * @msg_id: where the id of the request responded to goes, its tag included
  * @errno: where the server's response goes: 0 or a negative errno
  *
  * The errno is two's complement in 16 bits, and must be 0 or a negative
  * errno, down to -%MAX_ERRNO.  Once the type is checked, @msg_id and
- * @errno are set even when out of range, for the log line.
+ * @errno are set even when out of range, for the log line.  With @tags,
+ * the slot of the message id (rtrs_msg_slot()) must be below
+ * @queue_depth, and any tag goes; without, the message id itself.
  *
  * Return: 0; -EMSGSIZE for a short message, -EPROTO for another type than
- * %RTRS_MSG_IO_RSP, -ERANGE for a message id not below @queue_depth or an
- * errno above 0 or below -%MAX_ERRNO.
+ * %RTRS_MSG_IO_RSP, -ERANGE for a message id out of range or an errno
+ * above 0 or below -%MAX_ERRNO.
  */
 int rtrs_clt_check_io_rsp_2_1(const void *buf, size_t len, u32 queue_depth,
-			      u32 *msg_id, int *errno)
+			      bool tags, u32 *msg_id, int *errno)
 {
 	const struct rtrs_msg_io_rsp *msg = buf;
 
@@ -376,7 +383,7 @@ int rtrs_clt_check_io_rsp_2_1(const void *buf, size_t len, u32 queue_depth,
 		return -EPROTO;
 	*msg_id = le32_to_cpu(msg->msg_id);
 	*errno = (s16)le16_to_cpu(msg->errno);
-	if (*msg_id >= queue_depth)
+	if ((tags ? rtrs_msg_slot(*msg_id) : *msg_id) >= queue_depth)
 		return -ERANGE;
 	if (*errno > 0 || *errno < -MAX_ERRNO)
 		return -ERANGE;

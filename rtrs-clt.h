@@ -193,6 +193,7 @@ enum rtrs_clt_mp_policy {
  * @bytes: data bytes of those requests
  * @read_bufs: READ requests of those sent as 2.1 READ_BUF
  * @packed_rsps: responses that came packed with others into one SEND
+ * @stale_rsps: 2.1, copies of responses already taken, dropped
  * @unsig_sends: 2.1 requests whose SEND went unsignaled
  * @large_mrs: requests that needed one of the path's large MRs
  * @large_waits: requests of those that waited for one, all in use
@@ -202,6 +203,7 @@ struct rtrs_clt_cpu_stats {
 	u64	bytes[2];
 	u64	read_bufs;
 	u64	packed_rsps;
+	u64	stale_rsps;
 	u64	unsig_sends;
 	u64	large_mrs;
 	u64	large_waits;
@@ -361,6 +363,9 @@ struct rtrs_clt_con {
  * @priv: the user's pointer for @conf
  * @conf: the user's completion callback
  * @sent_at: jiffies when the request was posted
+ * @tag: requests the slot has had, this one included (past 2^32, from
+ *	2^16 on again); on a 2.1 path with tags their message ids carry it
+ *	(rtrs_msg_id()), modulo the tag's width
  * @done_at: jiffies when the slot's last request completed, for the log of
  *	a response that finds no request (rtrs_clt_stray_rsp())
  * @status: result reported to @conf
@@ -411,6 +416,7 @@ struct rtrs_clt_io_req {
 	void			(*conf)(void *priv, int err);
 	unsigned long		sent_at;
 	unsigned long		done_at;
+	u32			tag;
 	int			status;
 	unsigned int		pending;
 	u32			sq_wrs;
@@ -479,7 +485,8 @@ struct rtrs_clt_large {
  *	to what the path's read buffers hold (0: none); 0 for 2.0
  * @chunk_size: 2.0, @max_io_size + @max_hdr_size; 0 for 2.1
  * @off_bits: 2.0, rtrs_imm_off_bits() of @queue_depth; 0 for 2.1
- * @flags: 2.0, %RTRS_MSG_NEW_RKEY_F or not; 0 for 2.1
+ * @flags: 2.0, %RTRS_MSG_NEW_RKEY_F or not; 2.1, %RTRS_CONN_RSP_MSG_TAGS
+ *	or not
  * @version: the protocol version the path speaks, as on the wire
  *	(major << 8 | minor); 0 before its first connection response
  */
@@ -499,6 +506,12 @@ struct rtrs_clt_limits {
 static inline bool rtrs_clt_lim_2_1(const struct rtrs_clt_limits *lim)
 {
 	return (lim->version & 0xff) == RTRS_PROTO_MINOR_2_1;
+}
+
+/* Does a 2.1 path of limits @lim tag its message ids (rtrs_msg_id())? */
+static inline bool rtrs_clt_lim_tags(const struct rtrs_clt_limits *lim)
+{
+	return rtrs_clt_lim_2_1(lim) && lim->flags & RTRS_CONN_RSP_MSG_TAGS;
 }
 
 /**
@@ -889,8 +902,8 @@ int rtrs_clt_check_rkey_rsp(const void *buf, size_t len, u32 imm,
 			    u32 *rkey);
 int rtrs_clt_check_info_rsp_2_1(const void *buf, size_t len);
 int rtrs_clt_check_io_rsps_2_1(const void *buf, size_t len, u32 max,
-			       bool inval, u32 queue_depth);
+			       bool inval, u32 queue_depth, bool tags);
 int rtrs_clt_check_io_rsp_2_1(const void *buf, size_t len, u32 queue_depth,
-			      u32 *msg_id, int *errno);
+			      bool tags, u32 *msg_id, int *errno);
 
 #endif /* RTRS_CLT_H */

@@ -117,11 +117,15 @@ enum rtrs_msg_flags {
  * Bits of rtrs_msg_conn_req.flags.  RTRS_CONN_REQ_PACKED_RSP, in a request
  * for 2.1: the receive buffers of this connection hold
  * RTRS_IO_RSP_PACK_MAX responses, and the server may pack up to that many
- * struct rtrs_msg_io_rsp into one SEND (see there).  A 2.0 server, and a
- * server that answers 2.0, ignores it.
+ * struct rtrs_msg_io_rsp into one SEND (see there).  RTRS_CONN_REQ_MSG_TAGS,
+ * in a request for 2.1: the client would tag its message ids (see
+ * rtrs_msg_id()); it does so once the server says it echoes them
+ * (RTRS_CONN_RSP_MSG_TAGS).  A 2.0 server, and a server that answers 2.0,
+ * ignores both.
  */
 #define RTRS_CONN_REQ_FIRST_CONN	BIT(0)
 #define RTRS_CONN_REQ_PACKED_RSP	BIT(1)
+#define RTRS_CONN_REQ_MSG_TAGS		BIT(2)
 #define RTRS_IO_RSP_PACK_MAX		16
 
 /**
@@ -350,6 +354,9 @@ RTRS_WIRE_SIZE(struct rtrs_msg_rdma_hdr, 2);
  * @max_read_buf: largest data length of a READ_BUF; 0 when the server
  *	takes none.  A client that reads a response shorter than this field
  *	(a server of an earlier 2.1 build sent 20 bytes) takes it as 0
+ * @flags: %RTRS_CONN_RSP_MSG_TAGS or 0; the other bits are sent as 0 and
+ *	ignored.  A client that reads a response shorter than this field
+ *	(24 bytes from an earlier 2.1 build) takes it as 0
  *
  * Sent instead of struct rtrs_msg_conn_rsp when the server agrees to 2.1;
  * the two share @magic, @version and @errno, which the client reads first.
@@ -363,9 +370,10 @@ struct rtrs_msg_conn_rsp_2_1 {
 	__le32	max_hdr_size;
 	__le32	max_inline_size;
 	__le32	max_read_buf;
+	__le32	flags;
 };
 
-RTRS_WIRE_SIZE(struct rtrs_msg_conn_rsp_2_1, 24);
+RTRS_WIRE_SIZE(struct rtrs_msg_conn_rsp_2_1, 28);
 RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, version, 2);
 RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, errno, 4);
 RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, queue_depth, 6);
@@ -373,13 +381,76 @@ RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, max_io_size, 8);
 RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, max_hdr_size, 12);
 RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, max_inline_size, 16);
 RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, max_read_buf, 20);
+RTRS_WIRE_AT(struct rtrs_msg_conn_rsp_2_1, flags, 24);
+
+/*
+ * Bit of rtrs_msg_conn_rsp_2_1.flags: the server echoes the tags of the
+ * path's message ids, which the client asked for with
+ * RTRS_CONN_REQ_MSG_TAGS; every connection of a path says the same.
+ */
+#define RTRS_CONN_RSP_MSG_TAGS		BIT(0)
+
+/*
+ * Tagged message ids (2.1, where both sides agreed to them).  The low 16
+ * bits of a message id are the request's slot, below the queue depth (at
+ * most 65535); the high 16 bits a tag, the number of requests the client
+ * has sent from that slot, modulo 2^16.  The server echoes the whole id
+ * in struct rtrs_msg_io_rsp, and the tag's low 3 bits, right above the
+ * slot, in the immediate that answers a READ_BUF.  A response whose tag is
+ * not the slot's last request's is a copy of an earlier response: the
+ * client drops it instead of taking it for the answer to the slot's
+ * current request.  Without tags, a message id is the slot alone.
+ */
+#define RTRS_MSG_SLOT_BITS		16
+#define RTRS_MSG_SLOT_MASK		GENMASK(RTRS_MSG_SLOT_BITS - 1, 0)
+#define RTRS_MSG_TAG_BITS		16
+#define RTRS_IMM_TAG_BITS		3
+
+/* The message id of slot @slot, tagged @tag. */
+static inline u32 rtrs_msg_id(u32 slot, u32 tag)
+{
+	return tag << RTRS_MSG_SLOT_BITS | (slot & RTRS_MSG_SLOT_MASK);
+}
+
+static inline u32 rtrs_msg_slot(u32 msg_id)
+{
+	return msg_id & RTRS_MSG_SLOT_MASK;
+}
+
+static inline u32 rtrs_msg_tag(u32 msg_id)
+{
+	return msg_id >> RTRS_MSG_SLOT_BITS;
+}
+
+/**
+ * rtrs_msg_tag_age() - which of a slot's requests a tag names
+ * @sent: requests the slot has sent so far, the last one's tag in full
+ * @tag: a response's tag, @bits wide
+ * @bits: the width of @tag: %RTRS_MSG_TAG_BITS, or %RTRS_IMM_TAG_BITS in
+ *	an immediate
+ *
+ * A tag names the slot's last request, or one of those before it back to
+ * half the tag's range (2^15 requests, or 4 in an immediate).
+ *
+ * Return: 0 for the last request, n for the n-th before it; -1 for a tag
+ * that names no request the slot sent.
+ */
+static inline int rtrs_msg_tag_age(u32 sent, u32 tag, unsigned int bits)
+{
+	u32 age = (sent - tag) & (BIT(bits) - 1);
+
+	if (age >= min_t(u32, sent, BIT(bits - 1)))
+		return -1;
+	return age;
+}
 
 /**
  * struct rtrs_msg_io_req - header of a 2.1 READ or WRITE request
  * @type: %RTRS_MSG_READ_REQ, %RTRS_MSG_WRITE_REQ or %RTRS_MSG_READ_BUF
  * @usr_len: length of the user message that follows this header
- * @msg_id: the client's id of the request, below the queue depth; the
- *	response carries it back
+ * @msg_id: the client's id of the request: below the queue depth, or
+ *	where the path agreed on tags, tagged (rtrs_msg_id()); the response
+ *	carries it back
  * @desc: the client's memory region: the server RDMA-writes a READ's data
  *	into it, RDMA-reads a WRITE's data from it; @desc.len is the data
  *	length, up to max_io_size.  A request with no data (a flush, a
@@ -403,7 +474,7 @@ RTRS_WIRE_AT(struct rtrs_msg_io_req, desc, 8);
  * struct rtrs_msg_write_inline - header of a 2.1 WRITE that carries its data
  * @type: %RTRS_MSG_WRITE_INLINE
  * @usr_len: length of the user message that follows this header
- * @msg_id: the client's id of the request, below the queue depth
+ * @msg_id: the client's id of the request, as in struct rtrs_msg_io_req
  * @data_len: bytes of data, 1 to max_inline_size; they start at offset
  *	max_hdr_size of the SEND and end where it ends
  */
@@ -423,7 +494,7 @@ RTRS_WIRE_AT(struct rtrs_msg_write_inline, data_len, 8);
  * struct rtrs_msg_io_rsp - the server's response to a 2.1 request
  * @type: %RTRS_MSG_IO_RSP
  * @errno: 0 or a negative errno of the user's, two's complement
- * @msg_id: @msg_id of the request
+ * @msg_id: @msg_id of the request, its tag included
  *
  * A SEND WITH INVALIDATE of the request's memory region when it named
  * one, else a SEND.  On a connection whose request carried
@@ -467,7 +538,8 @@ static inline u16 rtrs_proto_agree(u16 peer, u8 max_minor)
  * magnitude in bits 27..19, message (chunk) id in bits 18..0.  The W_INV form
  * says the response is a SEND WITH INVALIDATE of the client's MR.  On a
  * 2.1 path only the response to a READ_BUF is an immediate, RTRS_IO_RSP_IMM
- * with the request's message id.
+ * with the request's message id (where tagged, its slot and the low
+ * RTRS_IMM_TAG_BITS of its tag, see rtrs_msg_id()).
  *
  * RTRS_HB_MSG_IMM, RTRS_HB_ACK_IMM: heartbeat and its ack, no payload.
  */
@@ -489,6 +561,8 @@ enum rtrs_imm_type {
 static_assert(RTRS_IMM_TYPE_BITS + RTRS_IMM_PAYLOAD_BITS == 32);
 static_assert(RTRS_IMM_MSG_ID_BITS + RTRS_IMM_ERRNO_BITS ==
 	      RTRS_IMM_PAYLOAD_BITS);
+static_assert(RTRS_MSG_SLOT_BITS + RTRS_IMM_TAG_BITS == RTRS_IMM_MSG_ID_BITS);
+static_assert(RTRS_MSG_SLOT_BITS + RTRS_MSG_TAG_BITS == 32);
 
 static inline u32 rtrs_imm(u32 type, u32 payload)
 {

@@ -607,8 +607,10 @@ static void rtrs_srv_add_read_buf_wr(struct rtrs_srv_con *con,
 				     struct ib_send_wr ***tail)
 {
 	w->rsp.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
-	w->rsp.wr.ex.imm_data = cpu_to_be32(rtrs_io_rsp_imm(op->msg_id, status,
-							    false));
+	/* A tag's low bits go with the slot, as many as fit (rtrs_msg_id()). */
+	w->rsp.wr.ex.imm_data =
+		cpu_to_be32(rtrs_io_rsp_imm(rtrs_msg_id(op->msg_id, op->tag),
+					    status, false));
 	w->rsp.remote_addr = le64_to_cpu(op->desc.addr);
 	w->rsp.rkey = le32_to_cpu(op->desc.key);
 	if (data) {
@@ -637,7 +639,7 @@ static void rtrs_srv_add_rsp_wr_2_1(struct rtrs_srv_con *con,
 
 	msg->type = cpu_to_le16(RTRS_MSG_IO_RSP);
 	msg->errno = cpu_to_le16((u16)status);
-	msg->msg_id = cpu_to_le32(op->msg_id);
+	msg->msg_id = cpu_to_le32(rtrs_msg_id(op->msg_id, op->tag));
 	ib_dma_sync_single_for_device(path->s.dev->ib_dev, dma, sizeof(*msg),
 				      DMA_TO_DEVICE);
 	w->rkey_sge.addr = dma;
@@ -732,7 +734,7 @@ static int rtrs_srv_pack_rsp(struct rtrs_srv_con *con, struct rtrs_srv_op *op,
 	msg = &con->packs[con->pack_fill].rsp[con->pack_n++];
 	msg->type = cpu_to_le16(RTRS_MSG_IO_RSP);
 	msg->errno = cpu_to_le16((u16)status);
-	msg->msg_id = cpu_to_le32(op->msg_id);
+	msg->msg_id = cpu_to_le32(rtrs_msg_id(op->msg_id, op->tag));
 	/* Its response cannot reach the client before the post. */
 	rtrs_srv_op_end(con_to_path(con), op);
 	if (!con->pack_sent || con->pack_n == RTRS_IO_RSP_PACK_MAX)

@@ -192,7 +192,7 @@ static void rtrs_srv_free_sess(struct rtrs_srv_sess *sess)
 
 static struct rtrs_srv_sess *rtrs_srv_alloc_sess(struct rtrs_srv_ctx *ctx,
 						 const uuid_t *paths_uuid,
-						 u16 version)
+						 u16 version, bool msg_tags)
 {
 	struct rtrs_srv_sess *sess;
 
@@ -217,6 +217,7 @@ static struct rtrs_srv_sess *rtrs_srv_alloc_sess(struct rtrs_srv_ctx *ctx,
 		sess->max_io_size = RTRS_SRV_MAX_IO_2_1;
 		sess->max_read_buf = rtrs_srv_read_bufs ?
 				     RTRS_SRV_READ_BUF_2_1 : 0;
+		sess->msg_tags = msg_tags;
 		rtrs_srv_pool_user_init(&rtrs_srv_buf_pool, &sess->pool_user);
 		return sess;
 	}
@@ -230,11 +231,14 @@ static struct rtrs_srv_sess *rtrs_srv_alloc_sess(struct rtrs_srv_ctx *ctx,
  * Find the session of @paths_uuid and take a reference, or create it when
  * this is the first connection of a new session.  Every path of a session
  * speaks the version its first path agreed on: a connection that asks for
- * another (which no client of one version sends) gets -EPROTO.
+ * another (which no client of one version sends) gets -EPROTO.  A 2.1
+ * session tags its message ids when its first connection asked
+ * (@msg_tags); every connection response says what the session does.
  */
 static struct rtrs_srv_sess *rtrs_srv_get_sess(struct rtrs_srv_ctx *ctx,
 					       const uuid_t *paths_uuid,
-					       bool first_conn, u16 version)
+					       bool first_conn, u16 version,
+					       bool msg_tags)
 {
 	struct rtrs_srv_sess *sess;
 
@@ -253,7 +257,8 @@ static struct rtrs_srv_sess *rtrs_srv_get_sess(struct rtrs_srv_ctx *ctx,
 		refcount_inc(&sess->refcount);
 		goto unlock;
 	}
-	sess = first_conn ? rtrs_srv_alloc_sess(ctx, paths_uuid, version) :
+	sess = first_conn ? rtrs_srv_alloc_sess(ctx, paths_uuid, version,
+						msg_tags) :
 			    ERR_PTR(-ENXIO);
 	if (!IS_ERR(sess))
 		list_add_tail(&sess->entry, &ctx->sess_list);
@@ -802,6 +807,7 @@ static int rtrs_srv_accept_2_1(struct rtrs_srv_path *path,
 		.max_hdr_size = cpu_to_le32(RTRS_SRV_HDR_SIZE_2_1),
 		.max_inline_size = cpu_to_le32(PAGE_SIZE),
 		.max_read_buf = cpu_to_le32(sess->max_read_buf),
+		.flags = cpu_to_le32(sess->msg_tags ? RTRS_CONN_RSP_MSG_TAGS : 0),
 	};
 	struct rdma_conn_param param = {
 		.rnr_retry_count = 7,
@@ -920,7 +926,8 @@ static int rtrs_srv_connect(struct rdma_cm_id *cm_id,
 	sess = rtrs_srv_get_sess(ctx, &req->paths_uuid,
 				 req->flags & RTRS_CONN_REQ_FIRST_CONN,
 				 rtrs_proto_agree(le16_to_cpu(req->version),
-						  READ_ONCE(rtrs_srv_max_minor)));
+						  READ_ONCE(rtrs_srv_max_minor)),
+				 req->flags & RTRS_CONN_REQ_MSG_TAGS);
 	if (IS_ERR(sess))
 		return rtrs_srv_reject(cm_id, PTR_ERR(sess));
 

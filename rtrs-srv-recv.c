@@ -305,6 +305,7 @@ static void rtrs_srv_req(struct rtrs_srv_con *con, struct rtrs_srv_rbuf *rb,
 		.max_hdr_size	 = RTRS_SRV_HDR_SIZE_2_1,
 		.max_inline_size = PAGE_SIZE,
 		.max_read_buf	 = sess->max_read_buf,
+		.tags		 = sess->msg_tags,
 	};
 	struct rtrs_srv_io_2_1 io;
 	int err;
@@ -334,6 +335,7 @@ static void rtrs_srv_req(struct rtrs_srv_con *con, struct rtrs_srv_rbuf *rb,
 	}
 	op->con = con;
 	op->rbuf = rb;
+	op->tag = io.tag;
 	op->type = io.type;
 	op->off = io.usr_len;
 	op->data_len = io.data_len;

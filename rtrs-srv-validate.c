@@ -43,8 +43,9 @@
  * The magic and the protocol's major version must be ours (any minor is
  * accepted); the connection id must be below the connection count, which
  * is 1 to %RTRS_SRV_MAX_CONS.  The flags other than
- * %RTRS_CONN_REQ_FIRST_CONN and %RTRS_CONN_REQ_PACKED_RSP, and the reserved
- * bytes, are ignored, as the protocol says.
+ * %RTRS_CONN_REQ_FIRST_CONN, %RTRS_CONN_REQ_PACKED_RSP and
+ * %RTRS_CONN_REQ_MSG_TAGS, and the reserved bytes, are ignored, as the
+ * protocol says.
  *
  * Return: 0; -EINVAL for a short request, a wrong magic or a bad
  * connection id or count; -EPROTONOSUPPORT for another major version.
@@ -316,11 +317,12 @@ int rtrs_srv_check_io_hdr(const void *chunk, u32 chunk_size, u32 off,
 
 /*
  * Rules of every 2.1 request, once its header is in @io: header and user
- * message within @room and the SEND.
+ * message within @room and the SEND, a message id of a slot below the
+ * queue depth.  A tagged message id leaves its tag in @io->tag.
  */
 static int rtrs_srv_check_usr_2_1(size_t hdr_size, size_t len, u64 room,
 				  const struct rtrs_srv_limits_2_1 *lim,
-				  const struct rtrs_srv_io_2_1 *io)
+				  struct rtrs_srv_io_2_1 *io)
 {
 	u64 usr_end = (u64)hdr_size + io->usr_len;
 
@@ -328,6 +330,10 @@ static int rtrs_srv_check_usr_2_1(size_t hdr_size, size_t len, u64 room,
 		return -ERANGE;
 	if (usr_end > len)
 		return -EMSGSIZE;
+	if (lim->tags) {
+		io->tag = rtrs_msg_tag(io->msg_id);
+		io->msg_id = rtrs_msg_slot(io->msg_id);
+	}
 	if (io->msg_id >= lim->queue_depth)
 		return -ERANGE;
 	return 0;
@@ -428,7 +434,8 @@ static int rtrs_srv_check_inline_2_1(const void *buf, size_t len,
  * Every request is its header, then the user message; the two fit in
  * @lim->max_hdr_size for an inline WRITE, in @lim->max_hdr_size plus
  * @lim->max_inline_size (the whole receive buffer) for the others, and
- * the message id is below @lim->queue_depth.
+ * the message id is below @lim->queue_depth; where @lim->tags, its slot
+ * is (rtrs_msg_slot()), and @io->msg_id gets the slot, @io->tag the tag.
  *
  * A READ_REQ or WRITE_REQ ends right after the user message: its data,
  * up to @lim->max_io_size bytes, is in the client's memory region, whose

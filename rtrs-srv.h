@@ -222,7 +222,10 @@ struct rtrs_srv_pool_stats {
  *	data area), WRITE when the client wrote into it.  Set before
  *	&rtrs_srv_ops.rdma_ev is called; constant until the response.
  * @con: connection the request came in on, and the response goes out on
- * @msg_id: chunk of the request; the response carries it back
+ * @msg_id: chunk of the request (2.1: its slot); the response carries it
+ *	back
+ * @tag: (2.1) the tag of the request's message id, which the response
+ *	carries back with @msg_id (rtrs_msg_id()); 0 where not tagged
  * @off: offset of the request's header in the chunk; in 2.1, the length
  *	of the user message that follows the header
  * @status: the user's status, kept while the response waits for send
@@ -267,6 +270,7 @@ struct rtrs_srv_op {
 	int			dir;
 	struct rtrs_srv_con	*con;
 	u32			msg_id;
+	u32			tag;
 	u32			off;
 	int			status;
 	unsigned long		busy;
@@ -399,6 +403,9 @@ struct rtrs_srv_ctx {
  *	header room
  * @max_read_buf: (2.1) largest data length of a READ_BUF, 0 for none: what
  *	the connection responses of the session announce
+ * @msg_tags: (2.1) the session's message ids are tagged: its first
+ *	connection asked (%RTRS_CONN_REQ_MSG_TAGS), and the connection
+ *	responses say so (%RTRS_CONN_RSP_MSG_TAGS)
  * @chunks: the chunks, allocated once for the session's lifetime
  * @owners: for each chunk, the request that owns it and those that wait
  *	for it; allocated with @chunks
@@ -423,6 +430,7 @@ struct rtrs_srv_sess {
 	u32			chunk_size;
 	u32			max_io_size;
 	u32			max_read_buf;
+	bool			msg_tags;
 	struct page		**chunks;
 	struct rtrs_srv_chunk_owner *owners;
 	struct rtrs_srv_pool_user pool_user;
@@ -758,6 +766,7 @@ struct rtrs_srv_io_hdr {
  *	WRITE's data starts at this offset of the SEND
  * @max_inline_size: largest data length of a WRITE_INLINE
  * @max_read_buf: largest data length of a READ_BUF; 0: none is taken
+ * @tags: message ids are tagged (%RTRS_CONN_RSP_MSG_TAGS)
  *
  * The values the server announced in struct rtrs_msg_conn_rsp_2_1.
  */
@@ -767,13 +776,16 @@ struct rtrs_srv_limits_2_1 {
 	u32			max_hdr_size;
 	u32			max_inline_size;
 	u32			max_read_buf;
+	bool			tags;
 };
 
 /**
  * struct rtrs_srv_io_2_1 - a 2.1 request, checked
  * @type: %RTRS_MSG_READ_REQ, %RTRS_MSG_WRITE_REQ, %RTRS_MSG_READ_BUF or
  *	%RTRS_MSG_WRITE_INLINE
- * @msg_id: the client's id of the request, below the queue depth
+ * @msg_id: the client's id of the request, below the queue depth; its
+ *	slot where tagged
+ * @tag: the tag of a tagged message id, else 0
  * @usr_len: length of the user message right after the header
  * @data_len: length of the data: the memory region's for a READ_REQ,
  *	WRITE_REQ or READ_BUF, the inline data's for a WRITE_INLINE
@@ -783,6 +795,7 @@ struct rtrs_srv_limits_2_1 {
 struct rtrs_srv_io_2_1 {
 	u16			type;
 	u32			msg_id;
+	u32			tag;
 	u32			usr_len;
 	u32			data_len;
 	u64			addr;

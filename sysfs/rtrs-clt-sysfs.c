@@ -13,8 +13,9 @@
  *                                            reads, read_bytes,
  *                                            read_bufs, writes,
  *                                            write_bytes, packed_rsps,
- *                                            unsig_sends, large_mrs,
- *                                            large_waits, inflight,
+ *                                            stale_rsps, unsig_sends,
+ *                                            large_mrs, large_waits,
+ *                                            inflight,
  *                                            failovers, quarantined,
  *                                            reconnects, reconnect_fails,
  *                                            reset_all
@@ -462,6 +463,7 @@ RTRS_CLT_STAT_SHOW(read_bufs, read_bufs);
 RTRS_CLT_STAT_SHOW(writes, cnt[WRITE]);
 RTRS_CLT_STAT_SHOW(write_bytes, bytes[WRITE]);
 RTRS_CLT_STAT_SHOW(packed_rsps, packed_rsps);
+RTRS_CLT_STAT_SHOW(stale_rsps, stale_rsps);
 RTRS_CLT_STAT_SHOW(unsig_sends, unsig_sends);
 RTRS_CLT_STAT_SHOW(large_mrs, large_mrs);
 RTRS_CLT_STAT_SHOW(large_waits, large_waits);
@@ -537,6 +539,7 @@ static struct attribute *rtrs_clt_stats_attrs[] = {
 	&dev_attr_read_bytes.attr,
 	&dev_attr_read_bufs.attr,
 	&dev_attr_packed_rsps.attr,
+	&dev_attr_stale_rsps.attr,
 	&dev_attr_unsig_sends.attr,
 	&dev_attr_large_mrs.attr,
 	&dev_attr_large_waits.attr,

@@ -540,17 +540,18 @@ liars() {
 	PEER_PID=$!
 }
 
-# liar_case CASE open|io [REASON]: the client's side of the session the
-# peer (liars) serves with the lie CASE.  open: opening the session
-# fails.  io: the session opens, and the first IO's lying response (or,
-# with the session's io_timeout_sec at 2 s, its lack of one) takes the
+# liar_case CASE open|io [REASON [STALE]]: the client's side of the
+# session the peer (liars) serves with the lie CASE.  open: opening the
+# session fails.  io: the session opens, and the lying response (or,
+# with the session's io_timeout_sec at 2 s, the lack of one) takes the
 # path down, with REASON in the client's log (the peer acknowledges no
 # heartbeat: without it, missed heartbeats would take the path down too,
 # for no merit of the checks).  The peer says the session went as the
 # lie wants, the client logs a few lines (at least one) and leaves no
-# queue pair behind.
+# queue pair behind.  STALE: the client dropped exactly that many copies
+# of responses it had taken (stale_rsps) before it went down.
 liar_case() {
-	local before after rc=0 start plog
+	local before after rc=0 start plog stale
 	start=$(dmesg | wc -l)
 	before=$(rtrs_lines)
 	plog=$(wc -l <"$RESULTS/peer.log")
@@ -561,6 +562,11 @@ liar_case() {
 			echo 2 >"$CLT/io_timeout_sec" &&
 			echo 1 >"$PARAMS/run" &&
 			wait_for 30 path_not_connected || rc=1
+		if [ -n "${4:-}" ]; then
+			stale=$(cat "$CLT"/paths/*/stats/stale_rsps)
+			echo "stale responses dropped: $stale"
+			[ "$stale" -eq "$4" ] || rc=1
+		fi
 		echo 0 >"$PARAMS/run"
 		rmmod rtrs-test-clt || rc=1
 	else
@@ -641,9 +647,13 @@ done
 # READ_REQ and READ_BUF served; each lie closes the path (see "protocol 2.1" in
 # rtrs-peer.c), among them regions the server's RDMA READ or WRITE cannot
 # reach and a connection that takes no more responses; requests beyond
-# the shared receive queue are served.
+# the shared receive queue are served.  With tagged message ids (the
+# peer asks for them), the server carries each tag back; a tag where none
+# was agreed, or a tagged id of a slot beyond the queue depth, closes.
 check "the peer's 2.1 IO is served" peer_case v21-good 0
-for c in ${HOSTILE_V21_CASES:-v21-type v21-usr-len v21-msg-id v21-dup-id \
+check "the peer's 2.1 IO with tagged ids is served" peer_case v21-tag-good 0
+for c in ${HOSTILE_V21_CASES:-v21-type v21-usr-len v21-msg-id v21-tag-unasked \
+		v21-tag-slot v21-dup-id \
 		v21-len v21-inline-short v21-inline-long v21-inline-big \
 		v21-zero-key v21-con0 v21-imm v21-imm-con0 v21-bad-rkey v21-rdbuf-len \
 		v21-rdbuf-zero v21-dereg v21-norepost}; do
@@ -675,7 +685,10 @@ check "a path without INFO_REQ is closed in time" stalled_case no-info
 
 # Connection responses and INFO_RSPs the client must refuse at open,
 # then responses to IO that no request asked for, each with the reason
-# the client must give: "answer to no request" unless listed here.
+# the client must give: "answer to no request" unless listed here.  The
+# v21-tag- lies first answer a request twice, a copy the client must drop
+# (counted in stale_rsps, STALE) and go on, then answer one with a
+# tag it never sent.
 # io-silent sends no response: the session's io_timeout_sec (set to 2 s
 # by liar_case, before the 25 s of missed heartbeats) takes the path
 # down.  One peer serves them all in turn; a good client opens a session
@@ -693,7 +706,9 @@ RSP_CASES=${HOSTILE_RSP_CASES:-rsp-magic rsp-errno rsp-qd-0 rsp-qd-vary \
 # receive buffer holds 16.
 ANS_CASES=${HOSTILE_ANS_CASES:-io-bad-id io-not-sent io-dup io-type io-silent \
 	v21-rsp-imm-write v21-rsp-rdbuf-len v21-rsp-rdbuf-send v21-rsp-rdbuf-key \
-	v21-rsp-pack-dup v21-rsp-pack-odd v21-rsp-pack-over}
+	v21-rsp-pack-dup v21-rsp-pack-odd v21-rsp-pack-over v21-tag-dup \
+	v21-tag-rdbuf-dup}
+declare -A STALE=([v21-tag-dup]=1 [v21-tag-rdbuf-dup]=1)
 declare -A ANS_REASON=([io-type]="unknown immediate"
 	[io-silent]="waited 2 s for its answer"
 	[v21-rsp-rdbuf-len]="READ_BUF answer of a wrong length"
@@ -710,7 +725,7 @@ done
 check "a good client is served after the lies at open" good_client
 for c in $ANS_CASES; do
 	check "server lie $c closes the path" liar_case "$c" io \
-		"${ANS_REASON[$c]:-answer to no request}"
+		"${ANS_REASON[$c]:-answer to no request}" "${STALE[$c]:-}"
 done
 liars_end
 check "the peer served every lie" test "$PEER_RC" -eq 0

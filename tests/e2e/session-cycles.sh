@@ -213,6 +213,17 @@ rxe_retries() {
 		"$(rxe_counter rxe1 duplicate_request)"
 }
 
+# stale_rsps: copies of responses the test client's sessions dropped
+# (Documentation/rtrs.rst, "Tagged message ids"), all paths together.
+stale_rsps() {
+	local f n=0
+
+	for f in /sys/class/rtrs-client/rtrs-test-cycles-*/paths/*/stats/stale_rsps; do
+		[ -e "$f" ] && n=$((n + $(cat "$f")))
+	done
+	echo "$n"
+}
+
 # many_open: memory with no session (free0...), with one held (free1...)
 # and with MANY held (free2...), kept in MANY_STATE with the pool's
 # blocks before (pool0) and with the MANY (pool2).  The MANY stay open.
@@ -241,7 +252,8 @@ many_open() {
 	# the IO of the MANY met, for a run whose checks below fail.
 	figure "rxe during the $MANY's IO: retransmissions client" \
 		"$((r1[0] - r0[0])), server $((r1[1] - r0[1])); duplicate packets" \
-		"dropped by the client $((r1[2] - r0[2])), by the server $((r1[3] - r0[3]))"
+		"dropped by the client $((r1[2] - r0[2])), by the server $((r1[3] - r0[3]));" \
+		"copies of responses the client dropped: $(stale_rsps)"
 	open_ms=$(($(cat /sys/module/rtrs_test_cycles/parameters/open_us) / 1000))
 	pool2=$(pool_usage allocated)
 	mem_snapshot free2 slab2 vm2 || return 1

@@ -146,7 +146,8 @@ static void conn_rsp(struct kunit *test)
 #define HDR21 512
 #define INLINE21 4096
 #define RDBUF21 4096
-/* A response of an earlier 2.1 server: no max_read_buf. */
+/* Responses of earlier 2.1 servers: no flags, or no max_read_buf either. */
+#define RSP21_NOFLAGS_LEN offsetofend(RSP21, max_read_buf)
 #define RSP21_OLD_LEN offsetofend(RSP21, max_inline_size)
 #define VER21 (RTRS_PROTO_VER_MAJOR << 8 | RTRS_PROTO_MINOR_2_1)
 /* Smallest header room: a READ or WRITE request header. */
@@ -166,8 +167,15 @@ static const struct rsp21_case rsp21_cases[] = {
 	{ "valid, later connection", RSP21_LEN, QD, {}, 0 },
 	/* IB's CM pads private data with zeros to its full size. */
 	{ "longer private data", RSP_LEN, 0, {}, 0 },
-	{ "one byte short of max_read_buf: none", RSP21_LEN - 1, 0, {}, 0 },
+	{ "one byte short of flags: none", RSP21_LEN - 1, 0, {}, 0 },
+	{ "without flags: none", RSP21_NOFLAGS_LEN, 0, {}, 0 },
+	{ "one byte short of max_read_buf: none", RSP21_NOFLAGS_LEN - 1, 0, {},
+	  0 },
 	{ "without max_read_buf: none", RSP21_OLD_LEN, 0, {}, 0 },
+	{ "no flags", RSP21_LEN, 0, { P32(RSP21, flags, 0) }, 0 },
+	{ "unknown flags are ignored", RSP21_LEN, 0,
+	  { P32(RSP21, flags, ~RTRS_CONN_RSP_MSG_TAGS) }, 0 },
+	{ "all flags", RSP21_LEN, 0, { P32(RSP21, flags, U32_MAX) }, 0 },
 	{ "one byte short of max_inline_size", RSP21_OLD_LEN - 1, 0, {},
 	  -EMSGSIZE },
 	{ "no READ_BUF", RSP21_LEN, 0, { P32(RSP21, max_read_buf, 0) }, 0 },
@@ -259,6 +267,7 @@ static void conn_rsp_2_1(struct kunit *test)
 	m.rsp.max_hdr_size = cpu_to_le32(HDR21);
 	m.rsp.max_inline_size = cpu_to_le32(INLINE21);
 	m.rsp.max_read_buf = cpu_to_le32(RDBUF21);
+	m.rsp.flags = cpu_to_le32(RTRS_CONN_RSP_MSG_TAGS);
 	for (i = 0; i < ARRAY_SIZE(c->p); i++)
 		apply(&m, &c->p[i]);
 
@@ -275,12 +284,15 @@ static void conn_rsp_2_1(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, lim.max_inline_size,
 			le32_to_cpu(m.rsp.max_inline_size));
 	/* A response too short for max_read_buf takes no READ_BUF. */
-	KUNIT_EXPECT_EQ(test, lim.max_read_buf, c->len < RSP21_LEN ? 0 :
+	KUNIT_EXPECT_EQ(test, lim.max_read_buf, c->len < RSP21_NOFLAGS_LEN ? 0 :
 			min(le32_to_cpu(m.rsp.max_read_buf),
 			    le32_to_cpu(m.rsp.max_io_size)));
 	KUNIT_EXPECT_EQ(test, lim.chunk_size, 0);
 	KUNIT_EXPECT_EQ(test, lim.off_bits, 0);
-	KUNIT_EXPECT_EQ(test, lim.flags, 0);
+	/* One too short for flags has none; unknown ones are dropped. */
+	KUNIT_EXPECT_EQ(test, lim.flags, c->len < RSP21_LEN ? 0 :
+			le32_to_cpu(m.rsp.flags) & RTRS_CONN_RSP_MSG_TAGS);
+	KUNIT_EXPECT_EQ(test, rtrs_clt_lim_tags(&lim), lim.flags != 0);
 }
 
 /* A 2.0 response to a client that asked for 2.1 is what mainline sends. */
@@ -625,6 +637,7 @@ struct io_rsp21_case {
 	int want;
 	u32 msg_id;	/* decoded, when @want is 0 or -ERANGE */
 	int errno;	/* decoded, when @want is 0 or -ERANGE */
+	bool tags;	/* the path tags its message ids */
 };
 
 static const struct io_rsp21_case io_rsp21_cases[] = {
@@ -669,6 +682,21 @@ static const struct io_rsp21_case io_rsp21_cases[] = {
 	{ "errno -EIO, request at the queue depth", IORSP_LEN,
 	  { P16(IORSP, errno, (u16)-EIO), P32(IORSP, msg_id, QD) }, -ERANGE,
 	  QD, -EIO },
+	{ "tagged: first request, tag 0", IORSP_LEN,
+	  { P32(IORSP, msg_id, 0) }, 0, 0, 0, true },
+	{ "tagged: last request, tag 0xffff", IORSP_LEN,
+	  { P32(IORSP, msg_id, 0xffff0000 | (QD - 1)) }, 0,
+	  0xffff0000 | (QD - 1), 0, true },
+	{ "tagged: message id 0x10000 is slot 0", IORSP_LEN,
+	  { P32(IORSP, msg_id, 0x10000) }, 0, 0x10000, 0, true },
+	{ "tagged: slot at the queue depth", IORSP_LEN,
+	  { P32(IORSP, msg_id, 0x70000 | QD) }, -ERANGE, 0x70000 | QD, 0,
+	  true },
+	{ "tagged: slot 0xffff", IORSP_LEN, { P32(IORSP, msg_id, U32_MAX) },
+	  -ERANGE, U32_MAX, 0, true },
+	{ "tagged: errno 1", IORSP_LEN,
+	  { P16(IORSP, errno, 1), P32(IORSP, msg_id, 0x20005) }, -ERANGE,
+	  0x20005, 1, true },
 };
 
 static void io_rsp21_case_desc(const struct io_rsp21_case *c, char *desc)
@@ -694,7 +722,7 @@ static void io_rsp_2_1(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(c->p); i++)
 		apply(&m, &c->p[i]);
 
-	KUNIT_ASSERT_EQ(test, rtrs_clt_check_io_rsp_2_1(&m, c->len, QD,
+	KUNIT_ASSERT_EQ(test, rtrs_clt_check_io_rsp_2_1(&m, c->len, QD, c->tags,
 							&msg_id, &errno),
 			c->want);
 	if (c->want && c->want != -ERANGE)
@@ -712,6 +740,8 @@ struct io_rsps21_case {
 	bool inval;		/* the SEND invalidated */
 	int bad;		/* response spoiled (type), -1 none */
 	int want;		/* count, or the error */
+	u32 tag;		/* on every message id */
+	bool tags;		/* the path tags its message ids */
 };
 
 static const struct io_rsps21_case io_rsps21_cases[] = {
@@ -737,6 +767,12 @@ static const struct io_rsps21_case io_rsps21_cases[] = {
 	  false, 15, -EPROTO },
 	{ "spoiled one past the length", 2 * IORSP_LEN, RTRS_IO_RSP_PACK_MAX,
 	  false, 2, 2 },
+	{ "sixteen tagged", 16 * IORSP_LEN, RTRS_IO_RSP_PACK_MAX, false, -1,
+	  16, 0xbeef, true },
+	{ "sixteen tagged, to a path without tags", 16 * IORSP_LEN,
+	  RTRS_IO_RSP_PACK_MAX, false, -1, -ERANGE, 0xbeef, false },
+	{ "last of sixteen tagged spoiled", 16 * IORSP_LEN,
+	  RTRS_IO_RSP_PACK_MAX, false, 15, -EPROTO, 0xbeef, true },
 };
 
 static void io_rsps21_case_desc(const struct io_rsps21_case *c, char *desc)
@@ -754,13 +790,13 @@ static void io_rsps_2_1(struct kunit *test)
 
 	for (i = 0; i < ARRAY_SIZE(m); i++) {
 		m[i].type = cpu_to_le16(RTRS_MSG_IO_RSP);
-		m[i].msg_id = cpu_to_le32(i);
+		m[i].msg_id = cpu_to_le32(rtrs_msg_id(i, c->tag));
 	}
 	if (c->bad >= 0)
 		m[c->bad].type = cpu_to_le16(RTRS_MSG_INFO_RSP);
 
 	KUNIT_EXPECT_EQ(test, rtrs_clt_check_io_rsps_2_1(m, c->len, c->max,
-							 c->inval, QD),
+							 c->inval, QD, c->tags),
 			c->want);
 }
 

@@ -787,6 +787,72 @@ static void io_req_2_1(struct kunit *test)
 			get_unaligned_le32(msg + offsetof(IOREQ, desc.key)));
 }
 
+/* Tagged message ids: the slot below the queue depth, any tag. */
+struct tag21_case {
+	const char *name;
+	u16 type;
+	u32 msg_id;
+	bool tags;		/* the session tags its message ids */
+	int want;
+	u32 slot;		/* decoded, when @want is 0 */
+	u32 tag;
+};
+
+static const struct tag21_case tag21_cases[] = {
+	{ "READ_REQ, tagged", RTRS_MSG_READ_REQ, 0xabcd0007, true, 0, 7,
+	  0xabcd },
+	{ "WRITE_REQ, tag 0", RTRS_MSG_WRITE_REQ, 7, true, 0, 7, 0 },
+	{ "WRITE_INLINE, last slot, tag 0xffff", RTRS_MSG_WRITE_INLINE,
+	  0xffff0000 | (QD21 - 1), true, 0, QD21 - 1, 0xffff },
+	{ "READ_BUF, tagged", RTRS_MSG_READ_BUF, 0x50003, true, 0, 3, 5 },
+	{ "READ_REQ, tagged, slot at the queue depth", RTRS_MSG_READ_REQ,
+	  0x10000 | QD21, true, -ERANGE },
+	{ "WRITE_INLINE, tagged, slot 0xffff", RTRS_MSG_WRITE_INLINE,
+	  U32_MAX, true, -ERANGE },
+	{ "READ_REQ, a tag where none is agreed", RTRS_MSG_READ_REQ,
+	  0xabcd0007, false, -ERANGE },
+	{ "READ_REQ, untagged", RTRS_MSG_READ_REQ, 7, false, 0, 7, 0 },
+};
+
+static void tag21_case_desc(const struct tag21_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(tag21, tag21_cases, tag21_case_desc);
+
+static void io_req_2_1_tagged(struct kunit *test)
+{
+	const struct tag21_case *c = test->param_value;
+	struct rtrs_srv_limits_2_1 lim = {
+		.queue_depth = QD21,
+		.max_io_size = MAX_IO21,
+		.max_hdr_size = HDR21,
+		.max_inline_size = INLINE21,
+		.max_read_buf = RDBUF21,
+		.tags = c->tags,
+	};
+	struct rtrs_srv_io_2_1 io;
+	__le32 id = cpu_to_le32(c->msg_id);
+	u8 *msg;
+	long len;
+
+	msg = kunit_kzalloc(test, BUF21, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, msg);
+	len = put_req_2_1(msg, c->type);
+	/* The message id is at the same offset in both headers. */
+	BUILD_BUG_ON(offsetof(IOREQ, msg_id) != offsetof(INL, msg_id));
+	memcpy(msg + offsetof(IOREQ, msg_id), &id, sizeof(id));
+
+	KUNIT_ASSERT_EQ(test, rtrs_srv_check_io_req_2_1(msg, len, &lim, &io),
+			c->want);
+	if (c->want)
+		return;
+	KUNIT_EXPECT_EQ(test, io.type, c->type);
+	KUNIT_EXPECT_EQ(test, io.msg_id, c->slot);
+	KUNIT_EXPECT_EQ(test, io.tag, c->tag);
+}
+
 static struct kunit_case rtrs_srv_validate_cases[] = {
 	KUNIT_CASE_PARAM(conn_req, conn_gen_params),
 	KUNIT_CASE(conn_req_empty),
@@ -797,6 +863,7 @@ static struct kunit_case rtrs_srv_validate_cases[] = {
 	KUNIT_CASE_PARAM(io_req, io_req_gen_params),
 	KUNIT_CASE_PARAM(io_hdr, io_hdr_gen_params),
 	KUNIT_CASE_PARAM(io_req_2_1, io21_gen_params),
+	KUNIT_CASE_PARAM(io_req_2_1_tagged, tag21_gen_params),
 	{}
 };
 

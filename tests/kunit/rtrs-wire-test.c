@@ -39,7 +39,7 @@ static void wire_sizes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_rdma_read), 8);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_rdma_write), 4);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_rdma_hdr), 2);
-	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_conn_rsp_2_1), 24);
+	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_conn_rsp_2_1), 28);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_io_req), 24);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_write_inline), 12);
 	KUNIT_EXPECT_EQ(test, sizeof(struct rtrs_msg_io_rsp), 8);
@@ -92,6 +92,7 @@ static void wire_conn_rsp_2_1_layout(struct kunit *test)
 		FIELD(struct rtrs_msg_conn_rsp_2_1, max_hdr_size, 12),
 		FIELD(struct rtrs_msg_conn_rsp_2_1, max_inline_size, 16),
 		FIELD(struct rtrs_msg_conn_rsp_2_1, max_read_buf, 20),
+		FIELD(struct rtrs_msg_conn_rsp_2_1, flags, 24),
 	};
 
 	check_fields(test, f, ARRAY_SIZE(f));
@@ -170,6 +171,65 @@ static void wire_constants(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, RTRS_IO_RSP_W_INV_IMM, 2);
 	KUNIT_EXPECT_EQ(test, RTRS_HB_MSG_IMM, 8);
 	KUNIT_EXPECT_EQ(test, RTRS_HB_ACK_IMM, 9);
+	KUNIT_EXPECT_EQ(test, RTRS_CONN_REQ_FIRST_CONN, 1);
+	KUNIT_EXPECT_EQ(test, RTRS_CONN_REQ_PACKED_RSP, 2);
+	KUNIT_EXPECT_EQ(test, RTRS_CONN_REQ_MSG_TAGS, 4);
+	KUNIT_EXPECT_EQ(test, RTRS_CONN_RSP_MSG_TAGS, 1);
+}
+
+/* A tagged message id: slot in the low 16 bits, tag in the high 16. */
+static void msg_id_tagged(struct kunit *test)
+{
+	u32 id = rtrs_msg_id(0x1234, 0xabcd), imm_id;
+	int err;
+
+	KUNIT_EXPECT_EQ(test, id, 0xabcd1234U);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_slot(id), 0x1234U);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag(id), 0xabcdU);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_id(0xffff, 0xffff), U32_MAX);
+	/* A tag wider than 16 bits keeps its low 16; a slot its low 16. */
+	KUNIT_EXPECT_EQ(test, rtrs_msg_id(0x12345, 0x1abcd), 0xabcd2345U);
+	/* In an immediate, the tag's low 3 bits follow the slot. */
+	rtrs_io_rsp_decode(rtrs_imm_payload(rtrs_io_rsp_imm(id, -5, false)),
+			   &imm_id, &err);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_slot(imm_id), 0x1234U);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag(imm_id), 0xabcdU & 7);
+	KUNIT_EXPECT_EQ(test, err, -5);
+}
+
+/* Which request of a slot a response's tag names. */
+static void msg_tag_age(struct kunit *test)
+{
+	/* A slot that sent nothing has no request to name. */
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(0, 0, 16), -1);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(0, 0xffff, 16), -1);
+	/* Its first request: tag 1; tag 0 and tags ahead name none. */
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(1, 1, 16), 0);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(1, 0, 16), -1);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(1, 2, 16), -1);
+	/* Later: the last, the ones before it, none ahead. */
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(10, 10, 16), 0);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(10, 9, 16), 1);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(10, 1, 16), 9);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(10, 0, 16), -1);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(10, 11, 16), -1);
+	/* Across the wrap of 16 bits, back to half the range. */
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(0x10002, 2, 16), 0);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(0x10002, 0xffff, 16), 3);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(0x10002, 0x8003, 16), 0x7fff);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(0x10002, 0x8002, 16), -1);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(0x10002, 3, 16), -1);
+	/* Once the count wrapped at 2^32 it goes on from 2^16. */
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(0x10000, 0, 16), 0);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(0x10000, 0xffff, 16), 1);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(0x10000, 1, 16), -1);
+	/* 3 bits of an immediate: the last and the 3 before it. */
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(13, 13 & 7, 3), 0);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(13, 10 & 7, 3), 3);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(13, 9 & 7, 3), -1);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(13, 14 & 7, 3), -1);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(2, 1, 3), 1);
+	KUNIT_EXPECT_EQ(test, rtrs_msg_tag_age(2, 0, 3), -1);
 }
 
 static void imm_type_and_payload(struct kunit *test)
@@ -308,6 +368,8 @@ static struct kunit_case rtrs_wire_cases[] = {
 	KUNIT_CASE(imm_io_req_known_value),
 	KUNIT_CASE(imm_io_rsp_round_trip),
 	KUNIT_CASE(imm_io_rsp_edges),
+	KUNIT_CASE(msg_id_tagged),
+	KUNIT_CASE(msg_tag_age),
 	{}
 };
 

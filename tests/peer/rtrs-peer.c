@@ -10,7 +10,8 @@
  * opens a session of two paths and checks that the server runs no two
  * requests on one chunk at once, HOLD_SECONDS being the test server's
  * late_ms in seconds).  The cases named "v21-..." speak protocol 2.1
- * instead: "v21-good" and "v21-rq" must be served (for "v21-rq" the
+ * instead: "v21-good", "v21-tag-good" (the same with tagged message ids)
+ * and "v21-rq" must be served (for "v21-rq" the
  * number in place of HOLD_SECONDS is the server's srq_size), the others
  * are violations (see "protocol 2.1" below).  The exit
  * status says whether the server reacted as the protocol requires: 0 when
@@ -60,6 +61,9 @@
 #define RTRS_VERSION		0x0200
 #define RTRS_VERSION_2_1	0x0201
 #define CONN_REQ_FIRST_CONN	0x01
+/* 2.1: the client would tag its message ids; the server echoes tags. */
+#define CONN_REQ_MSG_TAGS	0x04
+#define CONN_RSP_MSG_TAGS	0x01
 
 #define MSG_INFO_REQ		0
 #define MSG_INFO_RSP		1
@@ -147,7 +151,9 @@ struct rdma_read_hdr {
 
 /*
  * Protocol 2.1.  The connection response of a path that agreed on 2.1:
- * the first 24 bytes of the private data.
+ * the first 28 bytes of the private data.  Where both sides agreed on
+ * tags (flags), a message id is a slot in its low 16 bits and a tag in
+ * its high 16 bits; an immediate answer carries the tag's low 3 bits.
  */
 struct conn_rsp_2_1 {
 	__u16	magic;
@@ -158,6 +164,7 @@ struct conn_rsp_2_1 {
 	__u32	max_hdr_size;
 	__u32	max_inline_size;
 	__u32	max_read_buf;
+	__u32	flags;
 };
 
 /* READ_REQ, WRITE_REQ: the user message follows; desc is the client's. */
@@ -182,7 +189,10 @@ struct io_rsp {
 	__u32	msg_id;
 };
 
-static_assert(sizeof(struct conn_rsp_2_1) == 24, "2.1 connection response");
+static_assert(sizeof(struct conn_rsp_2_1) == 28, "2.1 connection response");
+
+#define MSG_ID(slot, tag)	((__u32)(tag) << 16 | ((slot) & 0xffff))
+#define IMM_MSG_ID(id)		((id) & 0x7ffff)
 static_assert(sizeof(struct io_req) == 24, "READ_REQ and WRITE_REQ header");
 static_assert(sizeof(struct write_inline) == 12, "WRITE_INLINE header");
 static_assert(sizeof(struct io_rsp) == 8, "IO_RSP");
@@ -235,6 +245,8 @@ static struct peer {
 	struct ibv_mw		*mw[2];
 	/* 2.1: the response slots are not posted again once used. */
 	int			no_repost;
+	/* 2.1: ask for tagged message ids. */
+	int			tags;
 } P;
 
 #define SEND_OFF	(64 << 10)
@@ -465,6 +477,8 @@ static void fill_req(struct conn_req *req, unsigned int cid,
 	memcpy(req->sess_uuid, P.sess_uuid, 16);
 	memcpy(req->paths_uuid, P.paths_uuid, 16);
 	req->flags = CONN_REQ_FIRST_CONN;
+	if (P.tags)
+		req->flags |= CONN_REQ_MSG_TAGS;
 }
 
 /*
@@ -1403,6 +1417,10 @@ done:
  *  v21-type		a SEND of a type no protocol has (9)
  *  v21-usr-len		a user message that ends past max_hdr_size
  *  v21-msg-id		a message id of the queue depth
+ *  v21-tag-unasked	a tagged message id (slot 0, tag 1) on a session
+ *			that did not ask for tags
+ *  v21-tag-slot	a tagged message id whose slot is the queue depth,
+ *			on a session that asked for tags
  *  v21-dup-id		a message id in flight already: the first request
  *			is one the test server holds a second (OP_HOLD)
  *  v21-len		a READ_REQ of max_io_size + 1 bytes
@@ -1463,9 +1481,10 @@ static void fill_pattern(char *p, unsigned char seed, size_t len)
 static int check_rsp_2_1(struct con *c)
 {
 	struct conn_rsp_2_1 r;
-	unsigned int qd, io, hdr, inl, rdb;
+	unsigned int qd, io, hdr, inl, rdb, tags;
 
 	memcpy(&r, &c->rsp, sizeof(r));
+	tags = !!(le32toh(r.flags) & CONN_RSP_MSG_TAGS);
 	qd = le16toh(r.queue_depth);
 	io = le32toh(r.max_io_size);
 	hdr = le32toh(r.max_hdr_size);
@@ -1473,8 +1492,13 @@ static int check_rsp_2_1(struct con *c)
 	rdb = le32toh(r.max_read_buf);
 	say("connection %ld: version %#x, errno %u, queue depth %u",
 	    (long)(c - P.con), le16toh(r.version), le16toh(r.errno_), qd);
-	say("max_io_size %u, max_hdr_size %u, max_inline_size %u, max_read_buf %u",
-	    io, hdr, inl, rdb);
+	say("max_io_size %u, max_hdr_size %u, max_inline_size %u, max_read_buf %u, tags %u",
+	    io, hdr, inl, rdb, tags);
+	if (tags != !!P.tags) {
+		say(P.tags ? "no tags where the peer asked for them" :
+			     "tags the peer did not ask for");
+		return -1;
+	}
 	if (le16toh(r.magic) != RTRS_MAGIC ||
 	    le16toh(r.version) != RTRS_VERSION_2_1 || r.errno_ || !qd) {
 		say("not the connection response of a 2.1 path");
@@ -1822,7 +1846,7 @@ static int served_rdbuf(struct con *c, unsigned int slot, size_t len,
 	}
 	say("response: type %u, errno %d, id %u, %u bytes", r.type, r.err,
 	    r.msg_id, r.len);
-	if (r.type != MSG_READ_BUF || r.msg_id != msg_id || r.err ||
+	if (r.type != MSG_READ_BUF || r.msg_id != IMM_MSG_ID(msg_id) || r.err ||
 	    r.len != data_len) {
 		say("not the READ_BUF response to request %u", msg_id);
 		return 1;
@@ -1841,8 +1865,10 @@ static int served_rdbuf(struct con *c, unsigned int slot, size_t len,
  * invalidating the window the request named, and the READ brings back A
  * then B.  Then, where the server takes READ_BUF, one of the first 4 KiB
  * into a third window, which must bring back A with its response.
+ * "v21-tag-good" does the same with message ids tagged @tag, which every
+ * response must carry back (an immediate, its low 3 bits).
  */
-static int case_v21_good(void)
+static int case_v21_good(unsigned int tag)
 {
 	struct con *c = &P.con[1];
 	__u32 wkey, rkey;
@@ -1851,8 +1877,9 @@ static int case_v21_good(void)
 	if (session_up_2_1(0))
 		return 2;
 	fill_pattern(P.dbuf, 0xa1, 4096);
-	r = served21(c, 0, lay_inline(0, 0, TEST_OP_STORE, V21_OFF, 4096),
-		     4096, 0, 0);
+	r = served21(c, 0, lay_inline(0, MSG_ID(0, tag), TEST_OP_STORE,
+				      V21_OFF, 4096),
+		     4096, MSG_ID(0, tag), 0);
 	if (r)
 		return r;
 	say("inline WRITE served");
@@ -1860,20 +1887,20 @@ static int case_v21_good(void)
 	fill_pattern(P.dbuf + V21_SRC, 0xb2, 8192);
 	if (bind_window(c, 0, V21_SRC, 8192, IBV_ACCESS_REMOTE_READ, &wkey))
 		return 2;
-	r = served21(c, 1, lay_io_req(1, MSG_WRITE_REQ, 1, TEST_OP_STORE,
-				      V21_OFF + 4096,
+	r = served21(c, 1, lay_io_req(1, MSG_WRITE_REQ, MSG_ID(1, tag),
+				      TEST_OP_STORE, V21_OFF + 4096,
 				      (uintptr_t)P.dbuf + V21_SRC, wkey, 8192),
-		     0, 1, wkey);
+		     0, MSG_ID(1, tag), wkey);
 	if (r)
 		return r;
 	say("WRITE_REQ served");
 
 	if (bind_window(c, 1, V21_DST, 12288, IBV_ACCESS_REMOTE_WRITE, &rkey))
 		return 2;
-	r = served21(c, 2, lay_io_req(2, MSG_READ_REQ, 2, TEST_OP_FETCH,
-				      V21_OFF, (uintptr_t)P.dbuf + V21_DST,
-				      rkey, 12288),
-		     0, 2, rkey);
+	r = served21(c, 2, lay_io_req(2, MSG_READ_REQ, MSG_ID(2, tag),
+				      TEST_OP_FETCH, V21_OFF,
+				      (uintptr_t)P.dbuf + V21_DST, rkey, 12288),
+		     0, MSG_ID(2, tag), rkey);
 	if (r)
 		return r;
 	if (!pattern_ok(P.dbuf + V21_DST, 0xa1, 4096) ||
@@ -1890,10 +1917,10 @@ static int case_v21_good(void)
 	memset(P.dbuf + V21_RDBUF, 0, 4096);
 	if (bind_window(c, 0, V21_RDBUF, 4096, IBV_ACCESS_REMOTE_WRITE, &rkey))
 		return 2;
-	r = served_rdbuf(c, 3, lay_io_req(3, MSG_READ_BUF, 3, TEST_OP_FETCH,
-					  V21_OFF,
+	r = served_rdbuf(c, 3, lay_io_req(3, MSG_READ_BUF, MSG_ID(3, tag),
+					  TEST_OP_FETCH, V21_OFF,
 					  (uintptr_t)P.dbuf + V21_RDBUF, rkey,
-					  4096), 3, 4096);
+					  4096), MSG_ID(3, tag), 4096);
 	if (r)
 		return r;
 	if (!pattern_ok(P.dbuf + V21_RDBUF, 0xa1, 4096)) {
@@ -1923,6 +1950,12 @@ static int case_v21(const char *name)
 	} else if (!strcmp(name, "v21-msg-id")) {
 		len = lay_io_req(0, MSG_WRITE_REQ, P.queue_depth, TEST_OP_STORE,
 				 0, 0, 0, 0);
+	} else if (!strcmp(name, "v21-tag-unasked")) {
+		len = lay_io_req(0, MSG_WRITE_REQ, MSG_ID(0, 1), TEST_OP_STORE,
+				 0, 0, 0, 0);
+	} else if (!strcmp(name, "v21-tag-slot")) {
+		len = lay_io_req(0, MSG_WRITE_REQ, MSG_ID(P.queue_depth, 1),
+				 TEST_OP_STORE, 0, 0, 0, 0);
 	} else if (!strcmp(name, "v21-dup-id")) {
 		if (post_req(c, 1, lay_io_req(1, MSG_WRITE_REQ, 0, TEST_OP_HOLD,
 					      0, 0, 0, 0), 0, 0))
@@ -2106,11 +2139,17 @@ static int run_v21(const char *name)
 		"v21-len", "v21-inline-short", "v21-inline-long",
 		"v21-inline-big", "v21-zero-key", "v21-con0", "v21-imm",
 		"v21-imm-con0", "v21-bad-rkey", "v21-rdbuf-len", "v21-rdbuf-zero",
+		"v21-tag-unasked", "v21-tag-slot",
 	};
 	unsigned int i;
 
+	/* The session asks for tags: "v21-tag-..." but "v21-tag-unasked". */
+	P.tags = !strncmp(name, "v21-tag-", 8) &&
+		 strcmp(name, "v21-tag-unasked");
 	if (!strcmp(name, "v21-good"))
-		return case_v21_good();
+		return case_v21_good(0);
+	if (!strcmp(name, "v21-tag-good"))
+		return case_v21_good(0xfffe);
 	if (!strcmp(name, "v21-rq"))
 		return case_v21_rq(P.hold);
 	if (!strcmp(name, "v21-dereg"))
@@ -2312,6 +2351,8 @@ static void srv_conn_rsp_2_1(struct conn_rsp_2_1 *rsp)
 	rsp->max_hdr_size = htole32(SRV_HDR);
 	rsp->max_inline_size = htole32(4096);
 	rsp->max_read_buf = htole32(4096);
+	if (!strncmp(srv_case, "v21-tag-", 8))
+		rsp->flags = htole32(CONN_RSP_MSG_TAGS);
 }
 
 static void srv_conn_rsp(struct conn_rsp *rsp, unsigned int cid)
@@ -2459,6 +2500,54 @@ static void srv_pack21(struct con *c, __u32 msg_id, unsigned int n,
 		say("packed answer to request %u did not complete", msg_id);
 }
 
+/* Answers the "v21-tag-..." lies gave to requests of their kind. */
+static unsigned int srv_tag_answers;
+
+/* 2.1: answer a READ_BUF of @len bytes, @msg_id, with its data. */
+static void srv_rdbuf21(struct con *c, const struct io_req *h, __u32 msg_id,
+			__u32 len)
+{
+	send_sync(c, IBV_WR_RDMA_WRITE_WITH_IMM,
+		  imm(IMM_IO_RSP, IMM_MSG_ID(msg_id)), 4096, len,
+		  le64toh(h->desc.addr), le32toh(h->desc.key));
+}
+
+/*
+ * The "v21-tag-..." lies, told to a client that tags its message ids:
+ * the first answer to a request of the case's kind (an inline WRITE for
+ * "v21-tag-dup", a READ_BUF for "v21-tag-rdbuf-dup") goes twice, a copy
+ * the client must drop and go on; the answer to the fourth names the
+ * next tag of the request's slot, which the client has not sent: that
+ * one closes the path.  Requests of the other kind are answered.  1 once
+ * the last lie is told.
+ */
+static int srv_tag21(struct con *c, const struct io_req *h, __u32 msg_id)
+{
+	int rdbuf = le16toh(h->type) == MSG_READ_BUF;
+	__u32 id = msg_id, len = le32toh(h->desc.len);
+	unsigned int n = 0;
+
+	if (rdbuf == is("v21-tag-rdbuf-dup"))
+		n = ++srv_tag_answers;
+	if (n == 4) {
+		id = MSG_ID(msg_id, (msg_id >> 16) + 1);
+		say("request 0x%x, answered as 0x%x, a tag not sent", msg_id,
+		    id);
+	}
+	if (rdbuf)
+		srv_rdbuf21(c, h, id, len);
+	else
+		srv_rsp21(c, id);
+	if (n == 1) {
+		say("request 0x%x, answered twice", msg_id);
+		if (rdbuf)
+			srv_rdbuf21(c, h, id, len);
+		else
+			srv_rsp21(c, id);
+	}
+	return n == 4;
+}
+
 /*
  * 2.1: the request that came in the receive buffer of @c.  An inline
  * WRITE is answered, and a READ_BUF's data written with its immediate
@@ -2472,7 +2561,8 @@ static void srv_pack21(struct con *c, __u32 msg_id, unsigned int n,
  * client asks for packed responses: the "v21-rsp-pack-..." lies answer
  * the WRITE twice in one pack ("dup"), in a pack of a response and a half
  * ("odd"), or in a pack of 17, one more than its receive buffer holds
- * ("over").  1 once the lie is told.
+ * ("over").  The data of the last inline WRITE is what a READ_BUF reads
+ * back.  1 once the lie is told.
  */
 static int srv_req21(struct con *c)
 {
@@ -2482,6 +2572,12 @@ static int srv_req21(struct con *c)
 	memcpy(&h, P.buf, sizeof(h));
 	msg_id = le32toh(h.msg_id);
 	len = le32toh(h.desc.len);
+	if (le16toh(h.type) == MSG_WRITE_INLINE)
+		memcpy(P.buf + SEND_OFF + 4096, P.buf + SRV_HDR, 4096);
+	if (!strncmp(srv_case, "v21-tag-", 8) &&
+	    (le16toh(h.type) == MSG_WRITE_INLINE ||
+	     le16toh(h.type) == MSG_READ_BUF))
+		return srv_tag21(c, &h, msg_id);
 	switch (le16toh(h.type)) {
 	case MSG_WRITE_INLINE:
 		if (is("v21-rsp-pack-dup")) {
@@ -2697,6 +2793,7 @@ static int serve_session(const char *name)
 	__u32 v;
 
 	srv_case = name;
+	srv_tag_answers = 0;
 	srv_cell_sent = 0;
 	srv_cell_acked = 0;
 	if (cell && parse_cell(name, &srv_cell)) {
