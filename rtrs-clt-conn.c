@@ -265,6 +265,8 @@ static int rtrs_clt_con_create_qp(struct rtrs_clt_con *con)
 	poll = rtrs_clt_con_is_poll(con) ? IB_POLL_DIRECT : IB_POLL_SOFTIRQ;
 	vector = con->cpu % path->s.dev->ib_dev->num_comp_vectors;
 
+	/* The client sends nothing inline. */
+	con->c.max_inline = 0;
 	err = rtrs_cq_qp_create(&path->s, &con->c, path->max_send_sge, vector,
 				cqe, send_wr, recv_wr, NULL, poll);
 	if (err)

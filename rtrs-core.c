@@ -890,6 +890,25 @@ static void rtrs_cq_destroy(struct rtrs_con *con)
 	con->cq = NULL;
 }
 
+/*
+ * Create the QP of @init_attr with the inline data @con->max_inline asks
+ * for; a device that takes no QP with that much gets one without.
+ */
+static int rtrs_qp_create_inline(struct rtrs_con *con, struct ib_pd *pd,
+				 struct ib_qp_init_attr *init_attr)
+{
+	int err;
+
+	init_attr->cap.max_inline_data = con->max_inline;
+	err = rdma_create_qp(con->cm_id, pd, init_attr);
+	if (!err || !con->max_inline)
+		return err;
+	pr_debug("connection %u: no QP with %u bytes inline: %d\n", con->cid,
+		 con->max_inline, err);
+	init_attr->cap.max_inline_data = 0;
+	return rdma_create_qp(con->cm_id, pd, init_attr);
+}
+
 static int rtrs_qp_create(struct rtrs_con *con, struct ib_pd *pd,
 			  u32 max_send_sge, u32 max_send_wr, u32 max_recv_wr,
 			  struct ib_srq *srq)
@@ -919,13 +938,14 @@ static int rtrs_qp_create(struct rtrs_con *con, struct ib_pd *pd,
 	if (srq)
 		init_attr.cap.max_recv_wr = 0;
 
-	err = rtrs_fail_or(-ENOMEM, rdma_create_qp(con->cm_id, pd, &init_attr));
+	err = rtrs_fail_or(-ENOMEM, rtrs_qp_create_inline(con, pd, &init_attr));
 	if (err)
 		return err;
 
 	con->qp = con->cm_id->qp;
 	con->max_send_wr = init_attr.cap.max_send_wr;
 	con->max_recv_wr = init_attr.cap.max_recv_wr;
+	con->max_inline = init_attr.cap.max_inline_data;
 	atomic_set(&con->sq_wr_avail, con->max_send_wr);
 	return 0;
 }
@@ -951,7 +971,9 @@ static int rtrs_qp_create(struct rtrs_con *con, struct ib_pd *pd,
  * Sets @con->path, @con->cq, @con->nr_cqe, @con->poll_ctx, @con->qp, the
  * queue sizes actually created in @con->max_send_wr and
  * @con->max_recv_wr, and @con->sq_wr_avail to @con->max_send_wr.  The QP
- * signals only WRs that ask for it.
+ * signals only WRs that ask for it.  It takes the inline data the caller
+ * asked for in @con->max_inline, or none where the device refuses that:
+ * @con->max_inline is left as the QP took it.
  *
  * Context: process context.
  * Return: 0; -EINVAL for a bad @nr_cqe; else the error of the CQ or QP

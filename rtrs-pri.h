@@ -787,6 +787,9 @@ struct rtrs_path;
  *	(set by rtrs_cq_qp_create()); no chain longer than this is posted
  * @max_recv_wr: receive queue size as created, after clamping to the device
  *	(set by rtrs_cq_qp_create())
+ * @max_inline: bytes a send WR may carry inline (%IB_SEND_INLINE, from a
+ *	kernel virtual address): what the caller of rtrs_cq_qp_create() asks
+ *	for, then what the QP takes; 0 when the device took no QP with it
  *
  * Signaling: rtrs_iu_post_rdma_write_imm() and
  * rtrs_post_rdma_write_imm_empty() count every call in @wr_cnt and signal
@@ -811,6 +814,7 @@ struct rtrs_con {
 	unsigned int		signal_interval;
 	u32			max_send_wr;
 	u32			max_recv_wr;
+	u32			max_inline;
 };
 
 int rtrs_cq_qp_create(struct rtrs_path *path, struct rtrs_con *con,

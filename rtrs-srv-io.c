@@ -640,11 +640,17 @@ static void rtrs_srv_add_rsp_wr_2_1(struct rtrs_srv_con *con,
 	msg->type = cpu_to_le16(RTRS_MSG_IO_RSP);
 	msg->errno = cpu_to_le16((u16)status);
 	msg->msg_id = cpu_to_le32(rtrs_msg_id(op->msg_id, op->tag));
-	ib_dma_sync_single_for_device(path->s.dev->ib_dev, dma, sizeof(*msg),
-				      DMA_TO_DEVICE);
-	w->rkey_sge.addr = dma;
 	w->rkey_sge.length = sizeof(*msg);
-	w->rkey_sge.lkey = path->s.dev->ib_pd->local_dma_lkey;
+	if (con->c.max_inline >= sizeof(*msg)) {
+		/* Copied at the post: the slot's next response may reuse @msg. */
+		w->rkey_sge.addr = (uintptr_t)msg;
+		w->rsp.wr.send_flags = IB_SEND_INLINE;
+	} else {
+		ib_dma_sync_single_for_device(path->s.dev->ib_dev, dma,
+					      sizeof(*msg), DMA_TO_DEVICE);
+		w->rkey_sge.addr = dma;
+		w->rkey_sge.lkey = path->s.dev->ib_pd->local_dma_lkey;
+	}
 	w->rsp.wr.wr_cqe = &con->rsp_cqe;
 	w->rsp.wr.sg_list = &w->rkey_sge;
 	w->rsp.wr.num_sge = 1;

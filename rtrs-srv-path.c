@@ -355,6 +355,12 @@ static int rtrs_srv_create_qp(struct rtrs_srv_path *path,
 		return -EINVAL;
 	}
 
+	/*
+	 * A 2.1 response of its own goes inline: copied into the work
+	 * request when posted, so that a retransmission sends what was
+	 * posted, whatever the slot's next response writes to its buffer.
+	 */
+	con->c.max_inline = srq ? sizeof(struct rtrs_msg_io_rsp) : 0;
 	err = rtrs_cq_qp_create(&path->s, &con->c, 1,
 				con->c.cid % ib_dev->num_comp_vectors,
 				max_send_wr + max_recv_wr, max_send_wr,
