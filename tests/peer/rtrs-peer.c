@@ -202,7 +202,8 @@ static_assert(sizeof(struct io_rsp) == 8, "IO_RSP");
  * server's responses in slots of its own (post_rsp_recv()); @nr_recv,
  * when not 0, is how many receives it posts at set-up in place of
  * RECV_DEPTH, and @sent counts the completions of its sends that
- * take_wc21() took.
+ * take_wc21() took.  @stashed counts the requests a server's send_wait()
+ * took on it, for srv_io21() to serve (P.keep_recvs).
  */
 struct con {
 	struct rdma_cm_id	*id;
@@ -215,6 +216,7 @@ struct con {
 	int			io21;
 	unsigned int		nr_recv;
 	unsigned int		sent;
+	unsigned int		stashed;
 };
 
 static struct peer {
@@ -247,6 +249,8 @@ static struct peer {
 	int			no_repost;
 	/* 2.1: ask for tagged message ids. */
 	int			tags;
+	/* A 2.1 server: send_wait() keeps the requests it takes. */
+	int			keep_recvs;
 } P;
 
 #define SEND_OFF	(64 << 10)
@@ -603,6 +607,9 @@ static int send_wait(struct con *c)
 			if (wc.opcode != IBV_WC_RECV &&
 			    wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM)
 				return wc.status;
+			if (P.keep_recvs && wc.opcode == IBV_WC_RECV &&
+			    wc.status == IBV_WC_SUCCESS)
+				c->stashed++;
 			continue;
 		}
 		/* The CQ has been polled since the disconnect was taken. */
@@ -2636,6 +2643,12 @@ static int srv_io21(void)
 	for (i = 1; i < MAX_CONS; i++) {
 		if (!P.con[i].cq)
 			continue;
+		/* Requests that came while a send was waited for. */
+		while (P.con[i].stashed) {
+			P.con[i].stashed--;
+			if (srv_req21(&P.con[i]))
+				return 1;
+		}
 		while (ibv_poll_cq(P.con[i].cq, 1, &wc) == 1) {
 			if (wc.status != IBV_WC_SUCCESS ||
 			    wc.opcode != IBV_WC_RECV)
@@ -2794,6 +2807,7 @@ static int serve_session(const char *name)
 
 	srv_case = name;
 	srv_tag_answers = 0;
+	P.keep_recvs = srv_v21();
 	srv_cell_sent = 0;
 	srv_cell_acked = 0;
 	if (cell && parse_cell(name, &srv_cell)) {
