@@ -680,6 +680,17 @@ static int rtrs_clt_post_inv(struct rtrs_clt_io_req *req)
 }
 
 /*
+ * Does @req, @in_use as read with acquire, await its response on @con?
+ * Not when answered, nor when parked: it has not been posted yet.
+ */
+static bool rtrs_clt_req_awaits(struct rtrs_clt_io_req *req,
+				struct rtrs_clt_con *con, bool in_use)
+{
+	return in_use && req->con == con && !req->responded &&
+	       !READ_ONCE(req->parked);
+}
+
+/*
  * The slot of request @msg_id, if one in flight on @con awaits its
  * response.
  */
@@ -693,10 +704,8 @@ static struct rtrs_clt_io_req *rtrs_clt_rsp_req(struct rtrs_clt_con *con,
 		return NULL;
 	req = &path->reqs[msg_id];
 	/* Pairs with the release in rtrs_clt_req_start(). */
-	if (!smp_load_acquire(&req->in_use) || req->con != con ||
-	    req->responded || READ_ONCE(req->parked))
-		return NULL;
-	return req;
+	return rtrs_clt_req_awaits(req, con, smp_load_acquire(&req->in_use)) ?
+	       req : NULL;
 }
 
 /*
@@ -733,15 +742,10 @@ static struct rtrs_clt_io_req *rtrs_clt_rsp_req_2_1(struct rtrs_clt_con *con,
 	in_use = smp_load_acquire(&req->in_use);
 	age = rtrs_msg_tag_age(READ_ONCE(req->tag), rtrs_msg_tag(msg_id),
 			       tag_bits);
-	if (age < 0)
-		return NULL;
-	if (age > 0 || !in_use || req->responded) {
-		*stale = true;
-		return NULL;
-	}
-	if (req->con != con || READ_ONCE(req->parked))
-		return NULL;
-	return req;
+	if (!age && rtrs_clt_req_awaits(req, con, in_use))
+		return req;
+	*stale = age > 0 || (!age && (!in_use || req->responded));
+	return NULL;
 }
 
 /* 2.1: drop @msg_id's response, a copy of one already taken. */
@@ -761,16 +765,19 @@ static unsigned int rtrs_clt_ms_since(unsigned long t)
 }
 
 /*
- * A response for @msg_id found no request waiting for it: a protocol
- * error that closes the path.  What the slot holds goes to the log with
- * it, to tell a late or repeated response (the slot's request done, or
- * answered) from one that names an id never sent.
+ * A response for @msg_id (tagged or not, as the path agreed) found no
+ * request waiting for it: a protocol error that closes the path.  What
+ * the slot holds goes to the log with it, to tell a late or repeated
+ * response (the slot's request done, or answered) from one that names an
+ * id never sent.
  */
 static void rtrs_clt_stray_rsp(struct rtrs_clt_con *con, u32 val, u32 msg_id)
 {
 	struct rtrs_clt_path *path = to_clt_path(con->c.path);
 	struct rtrs_clt_io_req *req;
 
+	if (rtrs_clt_lim_tags(&path->lim))
+		msg_id = rtrs_msg_slot(msg_id);
 	if (msg_id < path->lim.queue_depth && !rtrs_clt_con_failing(con)) {
 		req = &path->reqs[msg_id];
 		pr_err_ratelimited("%s: connection %u: id %u: in flight %d on connection %d, answered %d, parked %d, tag %u; sent %u ms ago, done %u ms ago\n",
@@ -878,6 +885,7 @@ static bool rtrs_clt_read_buf_copy(struct rtrs_clt_io_req *req)
 static int rtrs_clt_read_buf_rsp(struct rtrs_clt_con *con, u32 imm, u32 len)
 {
 	struct rtrs_clt_path *path = to_clt_path(con->c.path);
+	/* Tagged: the slot and the tag decide (rtrs_clt_rsp_req_2_1()). */
 	u32 ids = rtrs_clt_lim_tags(&path->lim) ? RTRS_IMM_MSG_ID_MASK + 1 :
 		  path->lim.queue_depth;
 	struct rtrs_clt_io_req *req = NULL;
@@ -894,7 +902,7 @@ static int rtrs_clt_read_buf_rsp(struct rtrs_clt_con *con, u32 imm, u32 len)
 		return 0;
 	}
 	if (!req || !req->read_buf) {
-		rtrs_clt_stray_rsp(con, imm, rtrs_msg_slot(msg_id));
+		rtrs_clt_stray_rsp(con, imm, msg_id);
 		return -EPROTO;
 	}
 	if (len != (errno ? 0 : req->data_len)) {
@@ -1033,7 +1041,7 @@ static int rtrs_clt_one_rsp_2_1(struct rtrs_clt_con *con,
 		return 0;
 	}
 	if (!req) {
-		rtrs_clt_stray_rsp(con, msg_id, rtrs_msg_slot(msg_id));
+		rtrs_clt_stray_rsp(con, msg_id, msg_id);
 		return -EPROTO;
 	}
 	/* A READ_BUF's response comes with its data, as an immediate. */
