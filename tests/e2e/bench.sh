@@ -134,11 +134,50 @@ rxe_pkts() {
 	echo $(( $(rxe_counter rxe0 sent_pkts) + $(rxe_counter rxe1 sent_pkts) ))
 }
 
-# cost OPS TICKS0 PKTS0: CPU time and packets per IO since the snapshot.
+# sirqd_ns: run time of the ksoftirqd threads so far, in ns.
+sirqd_ns() {
+	local f n=0 t
+	for f in /proc/[0-9]*/comm; do
+		{ read -r t <"$f"; } 2>/dev/null || continue
+		case $t in
+		ksoftirqd/*) read -r t _ <"${f%comm}schedstat" && n=$(( n + t )) ;;
+		esac
+	done
+	echo "$n"
+}
+
+# cpu_each: busy ticks of each CPU so far, one line each.
+cpu_each() {
+	awk '$1 ~ /^cpu[0-9]/ { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
+}
+
+# snap: what cost counts from, right before a point (the slowest read
+# first, outside what the CPU figures count).
+snap() {
+	SQ0=$(sirqd_ns) P0=$(rxe_pkts) EACH0=$(cpu_each) T0=$(cpu_ticks)
+}
+
+# cost OPS: per IO since snap, CPU time, packets, and ksoftirqd's run
+# time; and the busiest CPU's share of the busy time (100 when one CPU
+# did all the work, 50 when two shared it evenly).  At queue depth 1 the
+# share tells how the point ran: a chain of work on one CPU, or hopping
+# between CPUs, which the link's hash of each flow decides (topology.sh,
+# flows_in_order) and which moves the figures more than the stacks do.
 cost() {
-	local ops=$1 ticks=$(( $(cpu_ticks) - $2 )) pkts=$(( $(rxe_pkts) - $3 ))
-	awk -v o="$ops" -v t="$ticks" -v p="$pkts" -v hz="$(getconf CLK_TCK)" \
-		'BEGIN { if (o > 0) printf "cpu_us_per_io=%.1f pkts_per_io=%.2f", t * 1e6 / hz / o, p / o }'
+	local ticks=$(( $(cpu_ticks) - T0 )) each pkts sq
+	each=$(cpu_each)
+	pkts=$(( $(rxe_pkts) - P0 )) sq=$(( $(sirqd_ns) - SQ0 ))
+	printf '%s\nend\n%s\n' "$EACH0" "$each" |
+		awk -v o="$1" -v t="$ticks" -v p="$pkts" -v sq="$sq" -v hz="$(getconf CLK_TCK)" '
+		$1 == "end" { after = 1; n = 0; next }
+		!after { b[n++] = $1; next }
+		{ d = $1 - b[n++]; sum += d; if (d > top) top = d }
+		END {
+			if (o > 0)
+				printf "cpu_us_per_io=%.1f pkts_per_io=%.2f sirqd_us_per_io=%.1f top_cpu_pct=%.0f",
+					t * 1e6 / hz / o, p / o, sq / 1000 / o,
+					(sum > 0 ? 100 * top / sum : 0)
+		}'
 }
 
 # point REP STACK LAYER NAME FIGURES...: one measured point.
@@ -349,11 +388,10 @@ MIB_REGION=$(( FIO_S * 32 ))
 # fio_job REP STACK DEV NAME DIR ARGS...: one fio job on /dev/DEV with
 # ARGS; its DIR (read or write) figures make point NAME.
 fio_job() {
-	local rep=$1 stack=$2 dev=$3 name=$4 dir=$5 t0 p0 fig ops
+	local rep=$1 stack=$2 dev=$3 name=$4 dir=$5 fig ops
 	shift 5
 	prof_begin || return 1
-	t0=$(cpu_ticks)
-	p0=$(rxe_pkts)
+	snap
 	guarded fio --name=bench --filename="/dev/$dev" --ioengine=libaio \
 		--direct=1 "$@" --output-format=json \
 		--output="$RTRS_TMP/fio.json" >"$RTRS_TMP/fio.log" 2>&1 ||
@@ -366,7 +404,7 @@ fio_job() {
 	[ -n "$fig" ] || { echo "fio: no figures"; return 1; }
 	ops=${fig%% *}
 	ops=${ops#ops=}
-	point "$rep" "$stack" fio "$name" "$fig" "$(cost "$ops" "$t0" "$p0")"
+	point "$rep" "$stack" fio "$name" "$fig" "$(cost "$ops")"
 }
 
 # fio_point REP STACK DEV NAME RW BS QD: $FIO_S seconds of RW.
@@ -449,7 +487,7 @@ RTRS_POINTS=(
 # rtrs_point REP STACK NAME DIR SIZE QD: one point of rtrs-bench-clt; a
 # SIZE above the session's largest IO ($MAX_IO) is skipped.
 rtrs_point() {
-	local rep=$1 stack=$2 name=$3 dir=$4 size=$5 qd=$6 t0 p0 r ops
+	local rep=$1 stack=$2 name=$3 dir=$4 size=$5 qd=$6 r ops
 	if [ "$size" -gt "$MAX_IO" ]; then
 		skipped "$rep" "$stack" rtrs $(( MAX_IO / 1024 )) "$name"
 		return 0
@@ -459,8 +497,7 @@ rtrs_point() {
 	echo "$qd" >$BENCH_PARAMS/queue_depth &&
 	echo $(( RTRS_S * 1000 )) >$BENCH_PARAMS/runtime_ms || return 1
 	prof_begin || return 1
-	t0=$(cpu_ticks)
-	p0=$(rxe_pkts)
+	snap
 	guarded sh -c "echo 1 >$BENCH_PARAMS/run" ||
 		{ dmesg | tail -n 2; prof_end "$stack" "$name"; return 1; }
 	prof_end "$stack" "$name" || return 1
@@ -474,7 +511,7 @@ rtrs_point() {
 			printf "ops=%d iops=%d mib_s=%.2f p50_us=%.1f p99_us=%.1f errors=%d io_size=%d",
 				v["ops"], v["iops"], v["kib_s"] / 1024, v["p50_ns"] / 1000,
 				v["p99_ns"] / 1000, v["errors"], s
-		}' <<<"$r")" "$(cost "$ops" "$t0" "$p0")"
+		}' <<<"$r")" "$(cost "$ops")"
 }
 
 # load_rtrs RTRS_DIR BENCH_DIR CLIENT_PARAM...: a stack's rtrs and the
@@ -647,12 +684,15 @@ must "runs the stock kernel" grep -q -- "-amd64$" /proc/sys/kernel/osrelease
 # (topology.sh, flows_in_order): RoCE needs a flow's packets in order,
 # and a veth that reorders them makes rxe retransmit hundreds of times a
 # point and can fail a QP.  "unordered" leaves the veth as it comes, the
-# link of the runs before 2026-12-07, to compare with them.
+# link of the runs before 2026-12-07, to compare with them.  "onecpu"
+# receives every flow on CPU 0: which CPU a flow lands on then no longer
+# depends on its hash, that is on the luck of a session's QP numbers.
 LINK=${BENCH_LINK:-ordered}
 case $LINK in
 ordered) TOPO_FLOWS_IN_ORDER=1 ;;
 unordered) TOPO_FLOWS_IN_ORDER=0 ;;
-*) must "BENCH_LINK is ordered or unordered" false ;;
+onecpu) TOPO_FLOWS_IN_ORDER=cpu0 ;;
+*) must "BENCH_LINK is ordered, unordered or onecpu" false ;;
 esac
 must "veth pair with rxe on both ends" topology_pair
 must "rping across the pair" rping_pair "$PAIR_B" "$PAIR_A" rxe1 rxe0

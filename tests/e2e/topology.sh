@@ -108,7 +108,8 @@ topology_pair() {
 # either side.  A NIC's receive-side scaling keeps a flow in order; RPS
 # does the same here: it hashes each flow (rxe gives each QP its own UDP
 # source port) to one CPU's backlog.  TOPO_FLOWS_IN_ORDER=0 leaves the
-# veth as it comes (make bench BENCH_LINK=unordered).
+# veth as it comes (make bench BENCH_LINK=unordered); TOPO_FLOWS_IN_ORDER=cpu0
+# sends every flow to CPU 0 (make bench BENCH_LINK=onecpu).
 flows_in_order() {
 	local dev n mask
 
@@ -116,6 +117,7 @@ flows_in_order() {
 	[ "$n" -gt 1 ] && [ "${TOPO_FLOWS_IN_ORDER:-1}" != 0 ] || return 0
 	[ "$n" -lt 32 ] || n=31
 	mask=$(printf '%x' $(((1 << n) - 1)))
+	[ "${TOPO_FLOWS_IN_ORDER:-1}" != cpu0 ] || mask=1
 	for dev in "$@"; do
 		echo "$mask" >"/sys/class/net/$dev/queues/rx-0/rps_cpus" ||
 			return 1

@@ -21,7 +21,8 @@ STACKS = OURS + ["mainline", "nvme"]
 COLUMNS = [("iops", "ops/s", "{:.0f}"), ("mib_s", "MiB/s", "{:.2f}"),
            ("p50_us", "p50 us", "{:.0f}"), ("p99_us", "p99 us", "{:.0f}"),
            ("cpu_us_per_io", "CPU us/IO", "{:.0f}"),
-           ("pkts_per_io", "pkts/IO", "{:.2f}")]
+           ("pkts_per_io", "pkts/IO", "{:.2f}"),
+           ("top_cpu_pct", "top CPU %", "{:.0f}")]
 
 
 def read_points(path):
@@ -384,6 +385,11 @@ def main():
           "(fio clat, rtrs-bench per IO, perftest t_typical/99%).", file=out)
     print("CPU us/IO: busy time of both vCPUs (/proc/stat) over the point, per IO, "
           "benchmark tool included; pkts/IO: packets both rxe devices sent per IO.",
+          file=out)
+    print("top CPU %: the busiest vCPU's share of that busy time (100: one vCPU did "
+          "all the work; 50: both shared it).  At queue depth 1 it says whether the "
+          "IOs ran as a chain on one vCPU or hopped between the two, which the "
+          "link's hash of each flow decides (BENCH_LINK=onecpu takes the hash out).",
           file=out)
     print("ours-2.1: our rtrs, client and server speaking protocol 2.1 (the default); "
           "ours-2.0: the same modules, the client held to 2.0 (max_proto_minor=0).",

@@ -18,7 +18,7 @@
 #
 #   make bench [BENCH_QUICK=1] [BENCH_REPS=N] [BENCH_PROFILE=1|"point ..."]
 #              [BENCH_ONLY="point ..."] [BENCH_STACKS="stack ..."]
-#              [BENCH_LINK=ordered|unordered]
+#              [BENCH_LINK=ordered|unordered|onecpu]
 #
 # BENCH_QUICK=1 runs each point for 2-3 s and once, to try the machinery;
 # its figures are no benchmark.  BENCH_PROFILE adds a pass that runs the
@@ -31,7 +31,9 @@
 # ours-2.0, mainline, nvme), to look at one figure more closely.  Logs
 # go to results/bench/.  BENCH_LINK=unordered lets the veth deliver a
 # flow's packets out of order, as the runs before 2026-12-07 measured;
-# the default, ordered, keeps each flow on one CPU as a NIC would.
+# the default, ordered, keeps each flow on one CPU as a NIC would;
+# onecpu receives every flow on CPU 0, so that the CPUs a session's
+# flows land on do not depend on the hash of its QP numbers.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -60,8 +62,8 @@ for p in ${BENCH_ONLY//,/ }; do
 		{ echo "make bench: BENCH_ONLY: '$p' is not a point's name" >&2; exit 2; }
 done
 BENCH_LINK=${BENCH_LINK:-ordered}
-[[ "$BENCH_LINK" =~ ^(ordered|unordered)$ ]] ||
-	{ echo "make bench: BENCH_LINK must be ordered or unordered" >&2; exit 2; }
+[[ "$BENCH_LINK" =~ ^(ordered|unordered|onecpu)$ ]] ||
+	{ echo "make bench: BENCH_LINK must be ordered, unordered or onecpu" >&2; exit 2; }
 BENCH_STACKS=${BENCH_STACKS:-}
 for s in ${BENCH_STACKS//,/ }; do
 	[[ "$s" =~ ^(raw|ours-2\.1|ours-2\.0|mainline|nvme)$ ]] ||
