@@ -151,9 +151,34 @@ cpu_each() {
 	awk '$1 ~ /^cpu[0-9]/ { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
 }
 
-# snap: what cost counts from, right before a point (the slowest read
+# threads_ns: "TID NS COMM" of every thread: its run time so far.
+threads_ns() {
+	local d c t
+	for d in /proc/[0-9]*/task/[0-9]*; do
+		{ read -r c <"$d/comm" && read -r t _ <"$d/schedstat"; } \
+			2>/dev/null || continue
+		echo "${d##*/} $t $c"
+	done
+}
+
+# threads_note REP STACK NAME OPS: the threads that ran most during the
+# point, their run time per IO (results/bench/guest/threads): which
+# thread on which CPU (kworker/N, ksoftirqd/N) did a point's work.
+threads_note() {
+	[ -z "$PROFILING" ] && [ "$4" -gt 0 ] 2>/dev/null || return 0
+	printf '%s\nend\n%s\n' "$THR0" "$(threads_ns)" |
+		awk -v o="$4" -v k="$1 $2 $3" '
+		$1 == "end" { after = 1; next }
+		!after { t0[$1] = $2; next }
+		($1 in t0) && $2 > t0[$1] {
+			printf "%s %s %.1f\n", k, $3, ($2 - t0[$1]) / 1000 / o
+		}' | sort -k5,5 -g -r | head -n 8 >>"$RESULTS/threads"
+}
+
+# snap: what cost counts from, right before a point (the slowest reads
 # first, outside what the CPU figures count).
 snap() {
+	THR0=$(threads_ns)
 	SQ0=$(sirqd_ns) P0=$(rxe_pkts) EACH0=$(cpu_each) T0=$(cpu_ticks)
 }
 
@@ -405,6 +430,7 @@ fio_job() {
 	ops=${fig%% *}
 	ops=${ops#ops=}
 	point "$rep" "$stack" fio "$name" "$fig" "$(cost "$ops")"
+	threads_note "$rep" "$stack" "$name" "$ops"
 }
 
 # fio_point REP STACK DEV NAME RW BS QD: $FIO_S seconds of RW.
@@ -512,6 +538,7 @@ rtrs_point() {
 				v["ops"], v["iops"], v["kib_s"] / 1024, v["p50_ns"] / 1000,
 				v["p99_ns"] / 1000, v["errors"], s
 		}' <<<"$r")" "$(cost "$ops")"
+	threads_note "$rep" "$stack" "$name" "$ops"
 }
 
 # load_rtrs RTRS_DIR BENCH_DIR CLIENT_PARAM...: a stack's rtrs and the
