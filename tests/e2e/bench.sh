@@ -134,18 +134,6 @@ rxe_pkts() {
 	echo $(( $(rxe_counter rxe0 sent_pkts) + $(rxe_counter rxe1 sent_pkts) ))
 }
 
-# sirqd_ns: run time of the ksoftirqd threads so far, in ns.
-sirqd_ns() {
-	local f n=0 t
-	for f in /proc/[0-9]*/comm; do
-		{ read -r t <"$f"; } 2>/dev/null || continue
-		case $t in
-		ksoftirqd/*) read -r t _ <"${f%comm}schedstat" && n=$(( n + t )) ;;
-		esac
-	done
-	echo "$n"
-}
-
 # cpu_each: busy ticks of each CPU so far, one line each.
 cpu_each() {
 	awk '$1 ~ /^cpu[0-9]/ { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
@@ -161,39 +149,41 @@ threads_ns() {
 	done
 }
 
-# threads_note REP STACK NAME OPS: the threads that ran most during the
-# point, their run time per IO (results/bench/guest/threads): which
-# thread on which CPU (kworker/N, ksoftirqd/N) did a point's work.
-threads_note() {
-	[ -z "$PROFILING" ] && [ "$4" -gt 0 ] 2>/dev/null || return 0
-	printf '%s\nend\n%s\n' "$THR0" "$(threads_ns)" |
-		awk -v o="$4" -v k="$1 $2 $3" '
-		$1 == "end" { after = 1; next }
-		!after { t0[$1] = $2; next }
-		($1 in t0) && $2 > t0[$1] {
-			printf "%s %s %.1f\n", k, $3, ($2 - t0[$1]) / 1000 / o
-		}' | sort -k5,5 -g -r | head -n 8 >>"$RESULTS/threads"
-}
-
-# snap: what cost counts from, right before a point (the slowest reads
-# first, outside what the CPU figures count).
+# snap: what a point's figures count from, right before it (the slowest
+# read first, outside what the CPU figures count).
 snap() {
 	THR0=$(threads_ns)
-	SQ0=$(sirqd_ns) P0=$(rxe_pkts) EACH0=$(cpu_each) T0=$(cpu_ticks)
+	P0=$(rxe_pkts) EACH0=$(cpu_each) T0=$(cpu_ticks)
 }
 
-# cost OPS: per IO since snap, CPU time, packets, and ksoftirqd's run
-# time; and the busiest CPU's share of the busy time (100 when one CPU
-# did all the work, 50 when two shared it evenly).  At queue depth 1 the
-# share tells how the point ran: a chain of work on one CPU, or hopping
-# between CPUs, which the link's hash of each flow decides (topology.sh,
-# flows_in_order) and which moves the figures more than the stacks do.
+# snap_end: the same, right after the point (the slowest read last).
+snap_end() {
+	T1=$(cpu_ticks) EACH1=$(cpu_each) P1=$(rxe_pkts)
+	THR1=$(threads_ns)
+}
+
+# thread_ns: "COMM NS" of each thread that ran between snap and
+# snap_end, its run time in that while.
+thread_ns() {
+	printf '%s\nend\n%s\n' "$THR0" "$THR1" |
+		awk '$1 == "end" { after = 1; next }
+		!after { t0[$1] = $2; next }
+		($1 in t0) && $2 > t0[$1] { print $3, $2 - t0[$1] }'
+}
+
+# cost OPS: per IO between snap and snap_end, CPU time, packets, and the
+# ksoftirqd threads' run time; and the busiest CPU's share of the busy
+# time (100 when one CPU did all the work, 50 when two shared it evenly).
+# At queue depth 1 the share tells how the point ran: a chain of work on
+# one CPU, or hopping between CPUs, which the link's hash of each flow
+# decides (topology.sh, flows_in_order) and which moves the figures more
+# than the stacks do.
 cost() {
-	local ticks=$(( $(cpu_ticks) - T0 )) each pkts sq
-	each=$(cpu_each)
-	pkts=$(( $(rxe_pkts) - P0 )) sq=$(( $(sirqd_ns) - SQ0 ))
-	printf '%s\nend\n%s\n' "$EACH0" "$each" |
-		awk -v o="$1" -v t="$ticks" -v p="$pkts" -v sq="$sq" -v hz="$(getconf CLK_TCK)" '
+	local sq
+	sq=$(thread_ns | awk '$1 ~ /^ksoftirqd\// { n += $2 } END { print n + 0 }')
+	printf '%s\nend\n%s\n' "$EACH0" "$EACH1" |
+		awk -v o="$1" -v t="$(( T1 - T0 ))" -v p="$(( P1 - P0 ))" -v sq="$sq" \
+			-v hz="$(getconf CLK_TCK)" '
 		$1 == "end" { after = 1; n = 0; next }
 		!after { b[n++] = $1; next }
 		{ d = $1 - b[n++]; sum += d; if (d > top) top = d }
@@ -203,6 +193,16 @@ cost() {
 					t * 1e6 / hz / o, p / o, sq / 1000 / o,
 					(sum > 0 ? 100 * top / sum : 0)
 		}'
+}
+
+# threads_note REP STACK NAME OPS: the threads that ran most during the
+# point, their run time per IO (results/bench/guest/threads): which
+# thread on which CPU (kworker/N, ksoftirqd/N) did a point's work.
+threads_note() {
+	[ -z "$PROFILING" ] && [ "$4" -gt 0 ] 2>/dev/null || return 0
+	thread_ns | awk -v o="$4" -v k="$1 $2 $3" \
+		'{ printf "%s %s %.1f\n", k, $1, $2 / 1000 / o }' |
+		sort -k5,5 -g -r | head -n 8 >>"$RESULTS/threads"
 }
 
 # point REP STACK LAYER NAME FIGURES...: one measured point.
@@ -422,6 +422,7 @@ fio_job() {
 		--output="$RTRS_TMP/fio.json" >"$RTRS_TMP/fio.log" 2>&1 ||
 		{ grep -m 1 . "$RTRS_TMP/fio.log"; prof_end "$stack" "$name"; return 1; }
 	prof_end "$stack" "$name" || return 1
+	snap_end
 	fig=$(jq -r --arg d "$dir" '.jobs[0] | select(.error == 0) | .[$d] |
 		"ops=\(.total_ios) iops=\(.iops | floor) mib_s=\(.bw / 1024 * 100 | floor / 100)" +
 		" p50_us=\(.clat_ns.percentile["50.000000"] / 1000)" +
@@ -527,6 +528,7 @@ rtrs_point() {
 	guarded sh -c "echo 1 >$BENCH_PARAMS/run" ||
 		{ dmesg | tail -n 2; prof_end "$stack" "$name"; return 1; }
 	prof_end "$stack" "$name" || return 1
+	snap_end
 	r=$(cat $BENCH_PARAMS/result)
 	ops=$(sed -n 's/.*\bops=\([0-9]*\).*/\1/p' <<<"$r")
 	point "$rep" "$stack" rtrs "$name" "$(awk -v s="$size" '{
