@@ -563,6 +563,7 @@ static struct rtrs_clt_con *rtrs_clt_con_alloc(struct rtrs_clt_path *path,
 	con->c.cid = cid;
 	/* IO connection n + 1 serves CPU n; poll connections wrap around. */
 	con->cpu = cid ? (cid - 1) % nr_cpu_ids : 0;
+	con->rsp_cpu = -1;
 	mutex_init(&con->cm_mutex);
 	init_completion(&con->cm_done);
 	spin_lock_init(&con->poll_lock);

@@ -36,6 +36,16 @@ static struct ib_cqe rtrs_clt_reg_cqe = {
 };
 
 /*
+ * Send a request on the IO connection whose responses its CPU takes when
+ * its own connection's are taken on another CPU (rtrs_clt_steer_con()).
+ * Read for each request.
+ */
+static bool rtrs_clt_steer = true;
+module_param_named(steer_requests, rtrs_clt_steer, bool, 0644);
+MODULE_PARM_DESC(steer_requests,
+		 "Send a request on the IO connection whose responses its CPU takes, when its own connection's are taken on another CPU (default Y)");
+
+/*
  * Is @con's path going down already?  Then what its other connections
  * still bring needs no line of its own: the first failure gave the reason.
  */
@@ -976,6 +986,8 @@ void rtrs_clt_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	rtrs_hb_received(con->c.path);
+	rtrs_clt_steer_note(to_clt_path(con->c.path), con,
+			    raw_smp_processor_id());
 
 	if (wc->opcode == IB_WC_RECV_RDMA_WITH_IMM)
 		err = rtrs_clt_process_imm(con, wc);
@@ -1127,6 +1139,8 @@ void rtrs_clt_recv_iu_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	rtrs_hb_received(con->c.path);
+	rtrs_clt_steer_note(to_clt_path(con->c.path), con,
+			    raw_smp_processor_id());
 
 	ib_dma_sync_single_for_cpu(ib_dev, iu->dma_addr, iu->size,
 				   DMA_FROM_DEVICE);
@@ -1142,18 +1156,27 @@ void rtrs_clt_recv_iu_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /*
- * The IO connection of the permit's CPU, whatever its connection type: the
- * admin connection carries the path's own messages only (its information
- * exchange and heartbeats), so its queues are sized for those and cost a
- * few KiB instead of a queue depth of requests.  A 2.1 server takes
- * requests on its IO connections only; a 2.0 server, ours or mainline's,
- * serves a request on whichever connection it came, and responds there.
+ * The IO connection of the permit's CPU, whatever its connection type, or
+ * the one steered to (rtrs_clt_steer_con()): the admin connection carries
+ * the path's own messages only (its information exchange and heartbeats),
+ * so its queues are sized for those and cost a few KiB instead of a queue
+ * depth of requests.  A 2.1 server takes requests on its IO connections
+ * only; a 2.0 server, ours or mainline's, serves a request on whichever
+ * connection it came, and responds there.
  */
 static struct rtrs_clt_con *rtrs_clt_permit_con(struct rtrs_clt_path *path,
 						struct rtrs_permit *permit)
 {
-	return rtrs_clt_path_con(path,
-				 permit->cpu % (path->s.irq_con_num - 1) + 1);
+	struct rtrs_clt_con *con;
+	bool steered;
+
+	if (!READ_ONCE(rtrs_clt_steer))
+		return rtrs_clt_path_con(path, permit->cpu %
+					 (path->s.irq_con_num - 1) + 1);
+	con = rtrs_clt_steer_con(path, permit->cpu, &steered);
+	if (steered)
+		this_cpu_inc(path->stats.pcpu->steered);
+	return con;
 }
 
 /* Map the user's data; 0 entries for a request without data. */

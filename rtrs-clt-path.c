@@ -476,6 +476,7 @@ static void rtrs_clt_path_dev_release(struct device *dev)
 
 	mutex_destroy(&path->init_mutex);
 	free_percpu(path->stats.pcpu);
+	kfree(path->steer);
 	kfree(path->s.con);
 	kfree(path);
 }
@@ -506,8 +507,10 @@ struct rtrs_clt_path *rtrs_clt_path_alloc(struct rtrs_clt_sess *clt,
 	path->s.con_num = path->s.irq_con_num + clt->nr_poll_queues;
 	path->s.con = rtrs_kcalloc(path->s.con_num, sizeof(*path->s.con),
 				   GFP_KERNEL);
+	path->steer = rtrs_kcalloc(nr_cpu_ids, sizeof(*path->steer),
+				   GFP_KERNEL);
 	path->stats.pcpu = rtrs_alloc_percpu(struct rtrs_clt_cpu_stats);
-	if (!path->s.con || !path->stats.pcpu) {
+	if (!path->s.con || !path->steer || !path->stats.pcpu) {
 		rtrs_clt_path_free(path);
 		return ERR_PTR(-ENOMEM);
 	}

@@ -197,6 +197,8 @@ enum rtrs_clt_mp_policy {
  * @unsig_sends: 2.1 requests whose SEND went unsignaled
  * @large_mrs: requests that needed one of the path's large MRs
  * @large_waits: requests of those that waited for one, all in use
+ * @steered: requests sent on another IO connection than their CPU's, one
+ *	whose responses that CPU takes (rtrs_clt_steer_con())
  */
 struct rtrs_clt_cpu_stats {
 	u64	cnt[2];
@@ -207,6 +209,7 @@ struct rtrs_clt_cpu_stats {
 	u64	unsig_sends;
 	u64	large_mrs;
 	u64	large_waits;
+	u64	steered;
 };
 
 /**
@@ -269,7 +272,10 @@ struct rtrs_rbuf {
 /**
  * struct rtrs_clt_con - one connection of a client path
  * @c: what the core knows of it; @c.qp->qp_context points to @c
- * @cpu: CPU whose requests use this IO connection
+ * @cpu: CPU whose requests use this IO connection, unless steered
+ *	(rtrs_clt_steer_con())
+ * @rsp_cpu: CPU that took the connection's last response, -1 before the
+ *	first; written by its receive completions only
  * @cm_mutex: serialises QP creation in the CM event handler with the
  *	connection's teardown; protects @dead
  * @dead: set by the teardown: the CM handler must not create the QP or
@@ -309,6 +315,7 @@ struct rtrs_rbuf {
 struct rtrs_clt_con {
 	struct rtrs_con		c;
 	unsigned int		cpu;
+	int			rsp_cpu;
 	/* QP creation vs teardown; protects @dead */
 	struct mutex		cm_mutex;
 	bool			dead;
@@ -575,6 +582,9 @@ static inline bool rtrs_clt_lim_tags(const struct rtrs_clt_limits *lim)
  * @q_gen: connects of the path since it was created that ended a
  *	quarantine; under &rtrs_clt_sess.chunks_lock
  * @stats: counters shown in sysfs
+ * @steer: per CPU, the IO connection (its cid) that last took a response
+ *	on that CPU while not the CPU's own, 0 for none; a hint, checked
+ *	against the connection's &rtrs_clt_con.rsp_cpu before use
  */
 struct rtrs_clt_path {
 	struct rtrs_path	s;
@@ -617,6 +627,7 @@ struct rtrs_clt_path {
 	unsigned int		quarantined;
 	unsigned int		q_gen;
 	struct rtrs_clt_stats	stats;
+	u16			*steer;
 };
 
 /**
@@ -737,6 +748,80 @@ static inline struct rtrs_clt_con *rtrs_clt_path_con(struct rtrs_clt_path *p,
 						     unsigned int cid)
 {
 	return to_clt_con(p->s.con[cid]);
+}
+
+/*
+ * Steering.  IO connection n + 1 serves the requests of CPU n, and its
+ * completion vector is that CPU's, so that where a vector interrupts its
+ * own CPU a request's response is taken on the CPU that issued it.  Where
+ * responses are taken elsewhere (soft-RoCE completes on the CPU that
+ * received the packet, the one the network stack hashed the connection's
+ * flow to; irqbalance may move a vector's interrupt), every response
+ * hands its work to another CPU, and a user that issues its next request
+ * from the completion follows it there: at queue depth 1 each IO then
+ * crosses between CPUs and wakes a thread on each.  So each response
+ * notes the CPU that took it, and a request whose own connection's
+ * responses are taken on another CPU goes on a connection whose
+ * responses are taken on its CPU, when there is one.  Each IO connection
+ * is sized for the whole queue depth, and servers, ours of either
+ * version and mainline's, answer on the connection a request came on.
+ */
+
+/**
+ * rtrs_clt_steer_note() - a response of a connection was taken on a CPU
+ * @path: the connection's path, with a @path->steer of one entry per CPU
+ *	of its IO connections
+ * @con: the connection
+ * @cpu: the CPU that took the response
+ *
+ * Context: the connection's receive completion.
+ */
+static inline void rtrs_clt_steer_note(struct rtrs_clt_path *path,
+				       struct rtrs_clt_con *con,
+				       unsigned int cpu)
+{
+	u16 cid = con->c.cid;
+
+	if (READ_ONCE(con->rsp_cpu) != (int)cpu)
+		WRITE_ONCE(con->rsp_cpu, cpu);
+	/* Admin and poll connections take no steered requests. */
+	if (!cid || cid >= path->s.irq_con_num || con->cpu == cpu ||
+	    cpu >= path->s.irq_con_num - 1)
+		return;
+	if (READ_ONCE(path->steer[cpu]) != cid)
+		WRITE_ONCE(path->steer[cpu], cid);
+}
+
+/**
+ * rtrs_clt_steer_con() - the IO connection for a request of a CPU
+ * @path: a connected path
+ * @cpu: the CPU the request's permit was taken on
+ * @steered: set to whether another connection than @cpu's own was chosen
+ *
+ * Return: @cpu's own IO connection, unless its last response was taken
+ * on another CPU while @path->steer names a connection whose last
+ * response was taken on @cpu: then that one.
+ */
+static inline struct rtrs_clt_con *rtrs_clt_steer_con(struct rtrs_clt_path *path,
+						      unsigned int cpu,
+						      bool *steered)
+{
+	unsigned int n = path->s.irq_con_num - 1;
+	struct rtrs_clt_con *con = rtrs_clt_path_con(path, cpu % n + 1);
+	struct rtrs_con *alt;
+	u16 cid;
+
+	*steered = false;
+	if (cpu >= n || READ_ONCE(con->rsp_cpu) == (int)cpu)
+		return con;
+	cid = READ_ONCE(path->steer[cpu]);
+	if (!cid || cid > n)
+		return con;
+	alt = path->s.con[cid];
+	if (!alt || READ_ONCE(to_clt_con(alt)->rsp_cpu) != (int)cpu)
+		return con;
+	*steered = true;
+	return to_clt_con(alt);
 }
 
 /*

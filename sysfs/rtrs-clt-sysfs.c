@@ -15,7 +15,7 @@
  *                                            write_bytes, packed_rsps,
  *                                            stale_rsps, unsig_sends,
  *                                            large_mrs, large_waits,
- *                                            inflight,
+ *                                            steered, inflight,
  *                                            failovers, quarantined,
  *                                            reconnects, reconnect_fails,
  *                                            reset_all
@@ -467,6 +467,7 @@ RTRS_CLT_STAT_SHOW(stale_rsps, stale_rsps);
 RTRS_CLT_STAT_SHOW(unsig_sends, unsig_sends);
 RTRS_CLT_STAT_SHOW(large_mrs, large_mrs);
 RTRS_CLT_STAT_SHOW(large_waits, large_waits);
+RTRS_CLT_STAT_SHOW(steered, steered);
 
 static ssize_t inflight_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
@@ -543,6 +544,7 @@ static struct attribute *rtrs_clt_stats_attrs[] = {
 	&dev_attr_unsig_sends.attr,
 	&dev_attr_large_mrs.attr,
 	&dev_attr_large_waits.attr,
+	&dev_attr_steered.attr,
 	&dev_attr_writes.attr,
 	&dev_attr_write_bytes.attr,
 	&dev_attr_inflight.attr,

@@ -65,7 +65,7 @@ packed_io() {
 		tstat_above packed_rsps 100
 	check "the READs' SENDs went unsignaled$1" \
 		tstat_above unsig_sends 100
-	figure "packed$1: ios $(counter ios), responses packed $(tstat packed_rsps), unsignaled sends $(tstat unsig_sends)"
+	figure "packed$1: ios $(counter ios), responses packed $(tstat packed_rsps), unsignaled sends $(tstat unsig_sends), steered $(tstat steered)"
 	check "close the session$1" rmmod rtrs-test-clt
 }
 
