@@ -6,7 +6,7 @@
 #   make check [RTRS_CYCLES=N] [MPATH_CYCLES=N] [RNBD_CYCLES=N] [CHECK_ONLY="NAME..."]
 #                                          build everything, run all tests
 #                                          (session open/close cycles, default
-#                                          100; remove/add path cycles and
+#                                          50; remove/add path cycles and
 #                                          rnbd map/unmap cycles, default 5)
 #   make run [KERNEL=6.1|6.12]             the main job (see README.md), on
 #                                          Debian's stock kernel of that

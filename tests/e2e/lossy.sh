@@ -19,7 +19,7 @@
 . "$RTRS_TOP/tests/e2e/topology.sh"
 . "$RTRS_TOP/tests/e2e/test-clt-lib.sh"
 
-SECS=${LOSSY_SECS:-40}
+SECS=${LOSSY_SECS:-20}
 PCT=${LOSSY_PCT:-2}
 exec 3>&1
 figure() { echo "figure: $*" >&3; }
